@@ -1,0 +1,4 @@
+"""`python -m envcheck`."""
+from envcheck.cli import main
+
+raise SystemExit(main())

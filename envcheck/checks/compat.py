@@ -1,0 +1,4 @@
+"""compat checks."""
+from __future__ import annotations
+
+CHECKS: tuple = ()

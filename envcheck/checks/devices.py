@@ -1,0 +1,4 @@
+"""devices checks."""
+from __future__ import annotations
+
+CHECKS: tuple = ()

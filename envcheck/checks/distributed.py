@@ -1,0 +1,4 @@
+"""distributed checks."""
+from __future__ import annotations
+
+CHECKS: tuple = ()

@@ -1,0 +1,4 @@
+"""environment checks."""
+from __future__ import annotations
+
+CHECKS: tuple = ()

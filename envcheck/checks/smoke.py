@@ -1,0 +1,4 @@
+"""smoke checks."""
+from __future__ import annotations
+
+CHECKS: tuple = ()

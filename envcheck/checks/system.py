@@ -1,0 +1,4 @@
+"""system checks."""
+from __future__ import annotations
+
+CHECKS: tuple = ()

@@ -1,0 +1,128 @@
+"""Command line: argparse → options → the command's run(); `main(argv) -> int`.
+
+Exit codes: 0 nothing failed, 1 a check failed, 2 usage or input error.
+Command modules are imported only when their command runs, so `envcheck --help` stays light.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from envcheck import __version__
+from envcheck.errors import UsageError
+
+# name -> (module, one-line help). Each module has add_arguments(parser) and run(args) -> int.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("envcheck.commands.check", "probe the machine and run every check (the default)"),
+    "probe": ("envcheck.commands.probe", "print the facts read from this machine (no judgement)"),
+    "list": ("envcheck.commands.listing", "list every check code, slug and summary"),
+    "explain": ("envcheck.commands.explain", "explain a check code (e.g. EC201) and its kb entries"),
+    "matrix": ("envcheck.commands.matrix", "judge or plan versions against matrix.yaml"),
+    "smoke": ("envcheck.commands.smoke", "run operator / collective smoke tests in child processes"),
+    "kb": ("envcheck.commands.kb", "search, show, scaffold and lint pitfall entries"),
+    "diagnose": ("envcheck.commands.diagnose", "match error output or logs against the kb"),
+    "cluster": ("envcheck.commands.cluster", "cluster-wide checks, run under torchrun"),
+    "compare": ("envcheck.commands.compare", "drift table across saved JSON reports"),
+    "ranktable": ("envcheck.commands.ranktable", "validate an HCCL rank table file"),
+}
+
+
+def add_common(p: argparse.ArgumentParser, top: bool) -> None:
+    """Options accepted both before and after the command (`envcheck --json probe` == `envcheck probe --json`)."""
+    d = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
+    g = p.add_argument_group("common options")
+    g.add_argument("--root", metavar="DIR", default=d("/"), help="read the filesystem side from DIR (a sysroot)")
+    g.add_argument("--python", metavar="PATH", default=d(None), help="judge another interpreter (venv / conda env)")
+    g.add_argument("--matrix", metavar="FILE", default=d(None), help="use another matrix.yaml")
+    g.add_argument("--json", action="store_true", default=d(False), help="print the JSON report")
+    g.add_argument("--junit", metavar="FILE", default=d(None), help="also write a JUnit XML report to FILE")
+    g.add_argument("-v", "--verbose", action="store_true", default=d(False), help="show detail, evidence and fixes")
+    g.add_argument("--color", choices=("auto", "always", "never"), default=d("auto"), help="colour (auto: TTY and no NO_COLOR)")
+    g.add_argument("--select", action="append", metavar="CODE", default=d([]), help="only these checks (code prefix or slug)")
+    g.add_argument("--ignore", action="append", metavar="CODE", default=d([]), help="skip these checks (code prefix or slug)")
+    g.add_argument("--strict", action="store_true", default=d(False), help="warnings also make the exit status 1")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="envcheck",
+        description="A doctor for Huawei Ascend NPU training machines: probe versions, judge them "
+        "against the compatibility matrix, smoke-test operators and collectives, and link every "
+        "failure to a pitfall entry.",
+        epilog="Exit status: 0 nothing failed, 1 a check failed, 2 usage or input error.",
+    )
+    p.add_argument("--version", action="version", version=f"envcheck {__version__}")
+    add_common(p, top=True)
+    _check_options(p, top=True)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_) in COMMANDS.items():
+        sp = sub.add_parser(name, help=help_, description=help_)
+        add_common(sp, top=False)
+        sp.set_defaults(_module=module)
+        _add_command_arguments(module, sp)
+    return p
+
+
+def _check_options(p: argparse.ArgumentParser, top: bool) -> None:
+    """Options of the default `check` command, also accepted on the bare `envcheck`."""
+    d = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
+    p.add_argument("--no-smoke", dest="smoke", action="store_const", const="none", default=d("quick"),
+                   help="skip the smoke tests")
+    p.add_argument("--full", dest="smoke", action="store_const", const="full", default=d("quick"),
+                   help="run the whole smoke suite (default: a quick subset)")
+    p.add_argument("--device", choices=("auto", "npu", "cuda", "cpu"), default=d("auto"),
+                   help="device for smoke tests (default: auto)")
+    p.add_argument("--timeout", type=float, metavar="SEC", default=d(None),
+                   help="per-test / per-probe timeout in seconds")
+    p.add_argument("--facts", metavar="FILE", default=d(None),
+                   help="judge a saved `envcheck probe --json` snapshot instead of this machine")
+
+
+def _add_command_arguments(module: str, sp: argparse.ArgumentParser) -> None:
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        return  # command not built yet
+    if module == "envcheck.commands.check":
+        _check_options(sp, top=False)
+    adder = getattr(mod, "add_arguments", None)
+    if adder:
+        adder(sp)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help/--version exit 0, bad usage exits 2
+        return int(exc.code or 0)
+    module = getattr(args, "_module", "envcheck.commands.check")
+    if module != "envcheck.commands.check":
+        for key, default in (("smoke", "quick"), ("device", "auto"), ("timeout", None), ("facts", None)):
+            if not hasattr(args, key):
+                setattr(args, key, default)
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        print(f"envcheck: error: command {args.command!r} is not available in this build", file=sys.stderr)
+        return 2
+    try:
+        return int(mod.run(args))
+    except UsageError as exc:
+        print(f"envcheck: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("envcheck: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `envcheck | head`
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

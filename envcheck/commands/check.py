@@ -1,0 +1,44 @@
+"""`envcheck` / `envcheck check`: probe, run every default check, render the report."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from envcheck.errors import UsageError
+from envcheck.model import Facts
+
+
+def collect_facts(args: argparse.Namespace) -> Facts:
+    """Facts from a saved snapshot (--facts) or from this machine (--root, --python)."""
+    facts_file = getattr(args, "facts", None)
+    if facts_file:
+        try:
+            with open(facts_file, encoding="utf-8") as fh:
+                doc = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot read facts from {facts_file}: {exc}") from None
+        if not isinstance(doc, dict):
+            raise UsageError(f"{facts_file}: not an envcheck facts document")
+        return Facts.from_dict(doc.get("facts", doc))
+    if not os.path.isdir(args.root):
+        raise UsageError(f"--root {args.root}: no such directory")
+    from envcheck import probe
+
+    return probe.collect(root=args.root, python=args.python,
+                         timeout=getattr(args, "timeout", None) or 10.0)
+
+
+def run(args: argparse.Namespace) -> int:
+    from envcheck import runner
+    from envcheck.checks import all_checks
+    from envcheck.commands._output import emit
+    from envcheck.registry import Context, select
+
+    facts = collect_facts(args)
+    opts = {k: getattr(args, k, None) for k in ("smoke", "device", "timeout", "python", "root")}
+    ctx = Context(facts=facts, matrix_path=args.matrix, options=opts)
+    checks = [c for c in all_checks() if c.default or args.select]
+    checks = select(checks, args.select, args.ignore)
+    report = runner.run(checks, ctx, command="check")
+    return emit(report, args)

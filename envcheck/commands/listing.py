@@ -1,0 +1,21 @@
+"""`envcheck list`: every check code, slug, section and summary."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def run(args: argparse.Namespace) -> int:
+    from envcheck.checks import all_checks
+    from envcheck.registry import select
+
+    checks = select(all_checks(), args.select, args.ignore)
+    if args.json:
+        rows = [{"code": c.code, "slug": c.slug, "section": c.section, "summary": c.summary,
+                 "failable": c.failable, "default": c.default} for c in checks]
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return 0
+    for c in checks:
+        sys.stdout.write(f"{c.code}  {c.slug:<34} {c.section:<18} {c.summary}\n")
+    return 0

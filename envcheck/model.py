@@ -1,0 +1,244 @@
+"""The report model: Status, Evidence, Finding, Facts and Report (plain, JSON-friendly data)."""
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Mapping
+
+SCHEMA_VERSION = 1
+
+
+class Status(str, enum.Enum):
+    """Outcome of one finding. Ordered from best to worst by `severity`."""
+
+    OK = "ok"
+    SKIP = "skip"  # a precondition is absent (no NPU, torch_npu not installed): not a failure
+    WARN = "warn"
+    ERROR = "error"  # envcheck itself could not tell (probe or check crashed)
+    FAIL = "fail"
+
+    @property
+    def severity(self) -> int:
+        return _SEVERITY[self]
+
+
+_SEVERITY = {Status.OK: 0, Status.SKIP: 1, Status.WARN: 2, Status.ERROR: 3, Status.FAIL: 4}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One thing that was read: where from (file, command, variable) and what it said."""
+
+    source: str
+    text: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"source": self.source, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One verdict of one check."""
+
+    code: str
+    """Stable check code, e.g. ``EC201``."""
+    slug: str
+    """Readable alias of the code, e.g. ``cann-env-not-loaded``."""
+    status: Status
+    title: str
+    """One line, with the observed values filled in."""
+    detail: str = ""
+    """Why it matters / what exactly is wrong (may span lines)."""
+    evidence: tuple[Evidence, ...] = ()
+    fix: str = ""
+    """The command or change that fixes it."""
+    kb: tuple[str, ...] = ()
+    """Ids of kb entries this finding links to, best first."""
+    section: str = "General"
+    """Report section (System, CANN, Driver & devices, ...)."""
+    data: Mapping[str, Any] = field(default_factory=dict)
+    """Machine-readable extras (e.g. a bandwidth table); rendered only in JSON."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "slug": self.slug,
+            "status": self.status.value,
+            "section": self.section,
+            "title": self.title,
+            "detail": self.detail,
+            "evidence": [e.to_dict() for e in self.evidence],
+            "fix": self.fix,
+            "kb": list(self.kb),
+            "data": dict(self.data),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Finding":
+        return cls(
+            code=d["code"],
+            slug=d.get("slug", ""),
+            status=Status(d["status"]),
+            title=d.get("title", ""),
+            detail=d.get("detail", ""),
+            evidence=tuple(Evidence(e["source"], e["text"]) for e in d.get("evidence", ())),
+            fix=d.get("fix", ""),
+            kb=tuple(d.get("kb", ())),
+            section=d.get("section", "General"),
+            data=dict(d.get("data", {})),
+        )
+
+
+def ev(source: str, text: object) -> Evidence:
+    """Shorthand for building evidence in checks."""
+    return Evidence(str(source), str(text))
+
+
+# Sections in display order. Checks pick one of these (others sort last).
+SECTIONS = (
+    "System",
+    "CANN",
+    "Driver & devices",
+    "Python packages",
+    "Compatibility",
+    "Environment",
+    "Distributed",
+    "Smoke tests",
+    "General",
+)
+
+
+@dataclass
+class Facts:
+    """Everything the probe read. Sections are plain dicts so a snapshot round-trips via JSON.
+
+    ``None`` for a value means "not installed / absent"; "could not tell" goes into
+    ``probe_errors`` (key = what was being read, value = why it failed).
+
+    The accessors below are the contract the checks rely on; the probe fills the sections.
+    """
+
+    system: dict[str, Any] = field(default_factory=dict)
+    """os, kernel, arch, glibc, hostname, cpu_count, shm_bytes, interfaces {name: [addr,...]}"""
+    python: dict[str, Any] = field(default_factory=dict)
+    """target interpreter: executable, version, implementation, packages {dist: version|None},
+    package_files {dist: where the metadata was read}, torch_npu_requires (torch pin)"""
+    cann: dict[str, Any] = field(default_factory=dict)
+    """installs: [{home, realpath, version, source, components {name: {version, source}},
+    kernels [...], nnal [...], latest: bool}], active: index into installs or None"""
+    driver: dict[str, Any] = field(default_factory=dict)
+    """install_path, version, version_source, firmware_version, firmware_source"""
+    npu: dict[str, Any] = field(default_factory=dict)
+    """npu-smi: available, version, chip, count, devices [{id, name, health, memory_used_mb,
+    memory_total_mb, hbm_used_mb, hbm_total_mb, bus_id}], processes [{device, pid, name, memory_mb}]"""
+    env: dict[str, str] = field(default_factory=dict)
+    """relevant environment variables, secrets already redacted"""
+    probe_errors: dict[str, str] = field(default_factory=dict)
+    root: str = "/"
+
+    # ---- accessors used by checks -------------------------------------------------
+    def active_cann(self) -> dict[str, Any] | None:
+        idx = self.cann.get("active")
+        installs = self.cann.get("installs") or []
+        if idx is None or not (0 <= idx < len(installs)):
+            return None
+        return installs[idx]
+
+    @property
+    def cann_version(self) -> str | None:
+        inst = self.active_cann()
+        return inst.get("version") if inst else None
+
+    @property
+    def driver_version(self) -> str | None:
+        return self.driver.get("version")
+
+    @property
+    def firmware_version(self) -> str | None:
+        return self.driver.get("firmware_version")
+
+    @property
+    def chip(self) -> str | None:
+        """Chip name as npu-smi prints it (e.g. ``910B4``, ``310P3``, ``Ascend910``)."""
+        return self.npu.get("chip")
+
+    @property
+    def python_version(self) -> str | None:
+        return self.python.get("version")
+
+    def package(self, name: str) -> str | None:
+        """Installed version of a distribution in the target interpreter (None = absent)."""
+        pkgs = self.python.get("packages") or {}
+        key = _norm(name)
+        for k, v in pkgs.items():
+            if _norm(k) == key:
+                return v
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Facts":
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def _norm(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+@dataclass
+class Report:
+    """Facts + findings + summary."""
+
+    facts: Facts
+    findings: list[Finding]
+    envcheck_version: str = ""
+    command: str = "check"
+
+    @property
+    def summary(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in Status}
+        for f in self.findings:
+            counts[f.status.value] += 1
+        return counts
+
+    @property
+    def worst(self) -> Status:
+        return max((f.status for f in self.findings), key=lambda s: s.severity, default=Status.OK)
+
+    def exit_code(self, strict: bool = False) -> int:
+        """0 nothing failed, 1 a check failed (or errored, or warned under --strict)."""
+        bad = {Status.FAIL, Status.ERROR} | ({Status.WARN} if strict else set())
+        return 1 if any(f.status in bad for f in self.findings) else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "envcheck_version": self.envcheck_version,
+            "command": self.command,
+            "verdict": _verdict(self.findings),
+            "facts": self.facts.to_dict(),
+            "findings": [f.to_dict() for f in self.findings],
+            "summary": self.summary,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Report":
+        return cls(
+            facts=Facts.from_dict(d.get("facts", {})),
+            findings=[Finding.from_dict(f) for f in d.get("findings", [])],
+            envcheck_version=d.get("envcheck_version", ""),
+            command=d.get("command", "check"),
+        )
+
+
+def _verdict(findings: Iterable[Finding]) -> str:
+    """ok / warn / fail: the worst finding, with error counted as fail."""
+    worst = max((f.status.severity for f in findings), default=0)
+    if worst >= Status.ERROR.severity:
+        return "fail"
+    if worst >= Status.WARN.severity:
+        return "warn"
+    return "ok"

@@ -1,0 +1,91 @@
+"""Text renderer laid out like `flutter doctor`: a section per area, one mark per finding."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Iterable, TextIO
+
+from envcheck.model import SECTIONS, Finding, Report, Status
+from envcheck.redact import redact_value
+
+MARKS = {Status.OK: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.SKIP: "-", Status.ERROR: "?"}
+ASCII_MARKS = {Status.OK: "+", Status.WARN: "!", Status.FAIL: "x", Status.SKIP: "-", Status.ERROR: "?"}
+COLORS = {Status.OK: "32", Status.WARN: "33", Status.FAIL: "31", Status.SKIP: "2", Status.ERROR: "35"}
+
+
+def use_color(mode: str = "auto", stream: TextIO | None = None) -> bool:
+    """Colour only on a TTY, never with NO_COLOR (https://no-color.org), unless forced."""
+    if mode == "always":
+        return True
+    if mode == "never" or os.environ.get("NO_COLOR"):
+        return False
+    stream = stream or sys.stdout
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def _can_encode(s: str, stream: TextIO | None) -> bool:
+    enc = getattr(stream or sys.stdout, "encoding", None) or "utf-8"
+    try:
+        s.encode(enc)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def group_by_section(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:
+    groups: dict[str, list[Finding]] = {}
+    for f in findings:
+        groups.setdefault(f.section, []).append(f)
+    order = {s: i for i, s in enumerate(SECTIONS)}
+    return sorted(groups.items(), key=lambda kv: order.get(kv[0], len(order)))
+
+
+def kb_hint(entry_id: str) -> str:
+    """Where to read a kb entry: the title if the kb is available, and both addresses."""
+    try:
+        from envcheck.kb.link import describe
+    except ImportError:
+        return f"envcheck kb show {entry_id}"
+    try:
+        return describe(entry_id)
+    except Exception:
+        return f"envcheck kb show {entry_id}"
+
+
+def render(report: Report, verbose: bool = False, color: bool = False, stream: TextIO | None = None,
+           **_: Any) -> str:
+    marks = MARKS if _can_encode("✓✗", stream) else ASCII_MARKS
+
+    def paint(status: Status, s: str) -> str:
+        return f"\x1b[{COLORS[status]}m{s}\x1b[0m" if color else s
+
+    def bold(s: str) -> str:
+        return f"\x1b[1m{s}\x1b[0m" if color else s
+
+    out: list[str] = []
+    for section, findings in group_by_section(report.findings):
+        worst = max((f.status for f in findings), key=lambda s: s.severity)
+        out.append(f"[{paint(worst, marks[worst])}] {bold(section)}")
+        for f in findings:
+            out.append(f"    {paint(f.status, marks[f.status])} {f.title}  ({f.code} {f.slug})")
+            bad = f.status not in (Status.OK, Status.SKIP)
+            if verbose and f.detail:
+                out.extend("        " + line for line in f.detail.splitlines())
+            if verbose:
+                for e in f.evidence:
+                    first, *rest = (e.text or "").splitlines() or [""]
+                    out.append(f"        · {e.source}: {first}")
+                    out.extend("          " + line for line in rest[:20])
+            if f.fix and (bad or verbose):
+                out.append(f"        fix: {f.fix}")
+            if f.kb and (bad or verbose):
+                out.append(f"        kb:  {kb_hint(f.kb[0])}")
+        out.append("")
+    s = report.summary
+    parts = [f"{s[k.value]} {k.value}" for k in (Status.OK, Status.WARN, Status.FAIL, Status.ERROR, Status.SKIP)
+             if s[k.value]]
+    verdict = report.to_dict()["verdict"]
+    out.append(f"envcheck {report.envcheck_version}: {', '.join(parts) or 'no findings'} — verdict {verdict}")
+    if not verbose and any(f.status is not Status.OK for f in report.findings):
+        out.append("Run with -v for details, evidence and fixes.")
+    return redact_value("\n".join(out)) + "\n"
