@@ -1,0 +1,1 @@
+"""Cluster-wide checks run inside a torch.distributed job: rendezvous, gathering, drift, links."""

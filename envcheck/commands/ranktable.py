@@ -1,0 +1,38 @@
+"""`envcheck ranktable FILE`: validate an HCCL rank table against its format and this host."""
+from __future__ import annotations
+
+import argparse
+import os
+
+from envcheck.errors import UsageError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE", nargs="?", default=None,
+                   help="rank table JSON (default: $RANK_TABLE_FILE)")
+    p.add_argument("--world-size", type=int, metavar="N", default=None,
+                   help="expected rank count (default: $WORLD_SIZE when set)")
+    p.add_argument("--structure-only", action="store_true",
+                   help="check the file only, not that this host, its addresses and devices are in it")
+
+
+def run(args: argparse.Namespace) -> int:
+    from envcheck import runner
+    from envcheck.checks.distributed import ranktable_valid
+    from envcheck.commands._output import emit
+    from envcheck.commands.check import collect_facts
+    from envcheck.registry import Context
+
+    path = args.file or os.environ.get("RANK_TABLE_FILE")
+    if not path:
+        raise UsageError("no rank table: give FILE or set RANK_TABLE_FILE")
+    if not os.path.isfile(path):
+        raise UsageError(f"{path}: no such file")
+    facts = collect_facts(args)
+    if args.world_size is not None:
+        facts.env = {k: v for k, v in facts.env.items() if k != "WORLD_SIZE"}
+    opts = {"ranktable": path, "world_size": args.world_size, "structure_only": args.structure_only,
+            "root": args.root}
+    report = runner.run([ranktable_valid], Context(facts=facts, matrix_path=args.matrix, options=opts),
+                        command="ranktable")
+    return emit(report, args)
