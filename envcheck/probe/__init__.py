@@ -1,25 +1,41 @@
 """The probe: read facts about the machine without importing torch or torch_npu.
 
-`collect(root, python, timeout)` is the one entry point; each submodule reads one area.
+`collect(root, python, timeout, environ)` is the one entry point; each submodule reads one area:
+`system` (OS, glibc, /dev/shm, interfaces), `pyenv` (target interpreter's packages), `cann`
+(toolkit installs), `driver` (driver / firmware), `npu` (npu-smi, /dev/davinci*), `env`.
 """
 from __future__ import annotations
 
 import os
-import platform
-import sys
+from typing import Mapping, Optional
 
 from envcheck.model import Facts
-from envcheck.redact import redact_env
 
 
-def collect(root: str = "/", python: str | None = None, timeout: float = 10.0,
-            environ: dict[str, str] | None = None) -> Facts:
-    """Read everything. Never raises for machine problems: they land in Facts.probe_errors."""
-    env = dict(os.environ if environ is None else environ)
-    facts = Facts(root=root)
-    facts.system = {"os": platform.system(), "kernel": platform.release(), "arch": platform.machine(),
-                    "hostname": platform.node()}
-    facts.python = {"executable": python or sys.executable, "version": platform.python_version(), "packages": {}}
-    facts.env = redact_env({k: v for k, v in env.items() if k.startswith(("ASCEND_", "HCCL_"))})
-    facts.cann = {"installs": [], "active": None}
+def collect(root: str = "/", python: Optional[str] = None, timeout: float = 10.0,
+            environ: Optional[Mapping[str, str]] = None) -> Facts:
+    """Read everything. Machine problems land in Facts.probe_errors; only bad user input
+    (a --python that is not an interpreter) raises UsageError."""
+    from envcheck.probe import cann, driver, env, npu, pyenv, system
+    from envcheck.probe.fs import Root
+
+    environ = dict(os.environ if environ is None else environ)
+    fs = Root(root)
+    facts = Facts(root=fs.root)
+    facts.python = pyenv.probe(python, environ, timeout)
+    facts.system = _guard(fs, "system", lambda: system.probe(fs), {})
+    facts.cann = _guard(fs, "cann", lambda: cann.probe(fs, environ), {"installs": [], "active": None})
+    facts.driver = _guard(fs, "driver", lambda: driver.probe(fs), {})
+    facts.npu = _guard(fs, "npu", lambda: npu.probe(fs, environ, timeout), {"available": False, "devices": []})
+    facts.env = env.probe(environ)
+    facts.probe_errors = dict(sorted(fs.errors.items()))
     return facts
+
+
+def _guard(fs, area, fn, empty):
+    """Run one area's probe; an unexpected exception becomes a probe error, not a traceback."""
+    try:
+        return fn()
+    except Exception as exc:  # a probe bug or a filesystem shape nobody foresaw
+        fs.note(f"{area}:probe", f"{type(exc).__name__}: {exc}")
+        return empty

@@ -1,0 +1,115 @@
+"""Python of the target interpreter: version and the versions of torch, torch_npu & co from metadata.
+
+The current interpreter is read in-process with importlib.metadata (nothing is imported);
+`--python PATH` runs that interpreter in a child with a timeout and a tiny inline script.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from typing import Any, Dict, Mapping, Optional
+
+from envcheck.errors import UsageError
+
+DISTS = ("torch", "torch-npu", "torchvision", "torchaudio", "numpy", "mindspore", "transformers",
+         "accelerate", "deepspeed", "vllm", "vllm-ascend", "apex")
+
+# Runs in the target interpreter (any Python >= 3.8): stdlib only, prints one JSON document.
+CHILD = r"""
+import json, platform, sys
+try:
+    from importlib import metadata as md
+except ImportError:
+    md = None
+dists = sys.argv[1].split(",")
+pk, files, req = {}, {}, None
+for d in dists:
+    pk[d] = None
+    if md is None:
+        continue
+    try:
+        dist = md.distribution(d)
+    except Exception:
+        continue
+    pk[d] = dist.version
+    p = getattr(dist, "_path", None)
+    if p is not None:
+        files[d] = str(p)
+    if d == "torch-npu":
+        for r in dist.requires or []:
+            name = r.split(";")[0].strip()
+            low = name.lower()
+            if low.startswith("torch") and not (low[5:6].isalnum() or low[5:6] in ("-", "_")):
+                req = name
+                break
+print(json.dumps({"executable": sys.executable, "version": platform.python_version(),
+                  "implementation": platform.python_implementation(), "packages": pk,
+                  "package_files": files, "torch_npu_requires": req}))
+"""
+
+
+def probe(python: Optional[str], environ: Mapping[str, str], timeout: float) -> Dict[str, Any]:
+    """Facts.python for the current interpreter, or for `python` (raises UsageError when unusable)."""
+    if python is None:
+        return _current()
+    return _child(python, environ, timeout)
+
+
+def _current() -> Dict[str, Any]:
+    from importlib import metadata as md
+
+    pk: Dict[str, Optional[str]] = {}
+    files: Dict[str, str] = {}
+    req = None
+    for d in DISTS:
+        pk[d] = None
+        try:
+            dist = md.distribution(d)
+        except md.PackageNotFoundError:
+            continue
+        except Exception:  # a corrupt dist-info must not take the probe down
+            continue
+        pk[d] = dist.version
+        p = getattr(dist, "_path", None)
+        if p is not None:
+            files[d] = str(p)
+        if d == "torch-npu":
+            req = torch_pin(dist.requires or [])
+    return {"executable": sys.executable, "version": platform.python_version(),
+            "implementation": platform.python_implementation(), "packages": pk,
+            "package_files": files, "torch_npu_requires": req}
+
+
+def torch_pin(requires: list) -> Optional[str]:
+    """The `torch (==2.1.0+cpu)` / `torch==2.5.1` requirement among torch_npu's Requires-Dist."""
+    for r in requires:
+        name = r.split(";")[0].strip()
+        low = name.lower()
+        if low.startswith("torch") and not (low[5:6].isalnum() or low[5:6] in ("-", "_")):
+            return name
+    return None
+
+
+def _child(python: str, environ: Mapping[str, str], timeout: float) -> Dict[str, Any]:
+    if not os.path.exists(python):
+        raise UsageError(f"--python {python}: no such file")
+    if os.path.isdir(python) or not os.access(python, os.X_OK):
+        raise UsageError(f"--python {python}: not an executable Python interpreter")
+    from envcheck import subproc
+
+    res = subproc.run([python, "-c", CHILD, ",".join(DISTS)], timeout=timeout, env=dict(environ), cwd="/")
+    if res.timed_out:
+        raise UsageError(f"--python {python}: did not answer within {timeout:g} s")
+    if res.error or res.rc != 0:
+        why = res.error or (res.stderr.strip().splitlines() or [f"exit status {res.rc}"])[-1]
+        raise UsageError(f"--python {python}: not a usable Python interpreter ({why[:200]})")
+    try:
+        doc = json.loads(res.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise UsageError(f"--python {python}: not a Python interpreter (unexpected output)") from None
+    if not isinstance(doc, dict) or "packages" not in doc:
+        raise UsageError(f"--python {python}: not a Python interpreter (unexpected output)")
+    doc["requested"] = python
+    return doc

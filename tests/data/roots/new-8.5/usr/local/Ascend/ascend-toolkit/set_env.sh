@@ -1,0 +1,1 @@
+/usr/local/Ascend/ascend-toolkit/latest/set_env.sh
