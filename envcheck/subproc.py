@@ -52,6 +52,19 @@ def run(argv: Sequence[str], timeout: float = 10.0, env: Mapping[str, str] | Non
     return Completed(argv, proc.returncode, out, err, False, time.monotonic() - t0)
 
 
+def spawn(argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None,
+          stdin: object = subprocess.DEVNULL, stdout: object = None, stderr: object = None,
+          pass_fds: Sequence[int] = ()) -> subprocess.Popen:
+    """Start a long-lived child in its own process group (for streaming protocols and rank launchers).
+
+    The caller owns the Popen and must end it with `kill_group(proc.pid)`; raises OSError when
+    argv cannot be started.
+    """
+    return subprocess.Popen(tuple(str(a) for a in argv), stdin=stdin, stdout=stdout, stderr=stderr,
+                            env=dict(env) if env is not None else None, cwd=cwd,
+                            start_new_session=True, pass_fds=tuple(pass_fds), close_fds=True)
+
+
 def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
     """Kill the process group led by pid (started with start_new_session=True)."""
     try:

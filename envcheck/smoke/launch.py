@@ -1,0 +1,247 @@
+"""Spawn N local ranks for the collective suite and watch them: name ranks that fail or hang.
+
+Each rank (``python -m envcheck.smoke.rank``) writes JSON lines with its progress. The launcher
+polls them; when no rank makes progress for `timeout` seconds the ranks still alive are killed
+(whole process groups) and the ones that are furthest behind are named as hung. A rank that exits
+with an error is named with its error text; the others get a short grace to finish, then are
+torn down, so the whole run ends within the timeout.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from envcheck import subproc
+from envcheck.smoke.bandwidth import size_sweep
+from envcheck.smoke.collective import SWEEP_OPS, aggregate
+
+FAIL_GRACE_S = 3.0
+POLL_S = 0.05
+
+
+@dataclass
+class RankState:
+    """What the launcher knows about one rank."""
+
+    rank: int
+    device: str
+    host: str = ""
+    proc: Any = None
+    phases: list[str] = field(default_factory=list)
+    last_t: float = 0.0
+    result: dict | None = None
+    error: str = ""
+    traceback: str = ""
+    rc: int | None = None
+    killed: bool = False
+    stderr_tail: str = ""
+    _pos: int = 0
+
+    @property
+    def phase(self) -> str:
+        return self.phases[-1] if self.phases else "not started"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rank": self.rank, "device": self.device, "host": self.host, "phase": self.phase,
+                "rc": self.rc, "signal": subproc.signal_name(self.rc), "error": self.error,
+                "killed": self.killed, "stderr_tail": self.stderr_tail}
+
+
+@dataclass
+class LaunchResult:
+    """Outcome of one collective run: per-rank states, hung / failed ranks, the aggregate."""
+
+    world: int
+    device: str
+    backend: str
+    ranks: list[RankState]
+    hung: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+    summary: dict[str, Any] | None = None
+    seconds: float = 0.0
+    interrupted: bool = False
+    timeout: float = 0.0
+
+    @property
+    def completed(self) -> bool:
+        return not (self.hung or self.failed or self.interrupted)
+
+
+def free_port() -> int:
+    """A TCP port free right now on 127.0.0.1 (the rendezvous binds it a moment later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def launch(nproc: int, device: str = "cpu", sizes: Sequence[int] | None = None,
+           ops: Sequence[str] = SWEEP_OPS, iters: int = 5, timeout: float = 60.0,
+           python: str | None = None, env: dict[str, str] | None = None) -> LaunchResult:
+    """Run the collective suite on `nproc` local ranks of `device` ('npu' | 'cuda' | 'cpu').
+
+    `timeout` bounds both init_process_group and any stretch with no progress from any rank.
+    Never raises for rank failures; Ctrl-C kills every rank and returns what finished.
+    """
+    from envcheck.smoke.devices import SPECS
+
+    sizes = size_sweep() if sizes is None else list(sizes)
+    kind = device.split(":")[0]
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="envcheck-coll-") as tmp:
+        ranks = [RankState(r, "cpu" if kind == "cpu" else f"{kind}:{r}", socket.gethostname())
+                 for r in range(nproc)]
+        res = LaunchResult(nproc, kind, SPECS[kind].backend if kind in SPECS else "?", ranks, timeout=timeout)
+        try:
+            _start(ranks, tmp, kind, sizes, ops, iters, timeout, python or sys.executable, env)
+            _watch(res, tmp)
+        except KeyboardInterrupt:
+            res.interrupted = True
+        finally:
+            _teardown(ranks, tmp)
+        _collect(res, tmp)
+    res.seconds = time.monotonic() - t0
+    return res
+
+
+def _rank_env(rank: int, nproc: int, port: int, kind: str, extra: dict[str, str] | None) -> dict[str, str]:
+    env = dict(os.environ)
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_parent, env.get("PYTHONPATH", "")) if p)
+    env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(nproc),
+               LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(nproc))
+    if kind == "cpu":
+        env.setdefault("OMP_NUM_THREADS", "1")  # N ranks on a few cores: do not oversubscribe
+    env.update(extra or {})
+    return env
+
+
+def _start(ranks: list[RankState], tmp: str, kind: str, sizes: Sequence[int], ops: Sequence[str],
+           iters: int, timeout: float, python: str, extra_env: dict[str, str] | None) -> None:
+    port = free_port()
+    argv = [python, "-m", "envcheck.smoke.rank", "--out", tmp, "--device", kind,
+            "--sizes", ",".join(map(str, sizes)), "--ops", ",".join(ops), "--iters", str(iters),
+            # The process-group timeout is longer than the launcher's stall watchdog on purpose:
+            # the watchdog fires first and names the rank that is behind, instead of the healthy
+            # rank that gave up waiting for it.
+            "--timeout", str(2 * timeout + 5)]
+    now = time.monotonic()
+    for st in ranks:
+        err = open(os.path.join(tmp, f"rank{st.rank}.err"), "wb")
+        try:
+            st.proc = subproc.spawn(argv, env=_rank_env(st.rank, len(ranks), port, kind, extra_env),
+                                    stdout=err, stderr=err)
+        except OSError as exc:
+            st.error, st.rc = f"cannot start rank: {exc.strerror or exc}: {python}", None
+        finally:
+            err.close()
+        st.last_t = now
+
+
+def _watch(res: LaunchResult, tmp: str) -> None:
+    """Poll until every rank exits, a rank fails (then a short grace), or progress stalls."""
+    give_up_at: float | None = None
+    while True:
+        now = time.monotonic()
+        alive = []
+        for st in res.ranks:
+            if _read_progress(st, tmp):
+                st.last_t = now
+            if st.proc is not None and st.proc.poll() is None:
+                alive.append(st)
+            elif st.proc is not None and st.rc is None:
+                st.rc = st.proc.returncode
+        failed = [st for st in res.ranks if (st.rc not in (0, None)) or (st.proc is None and st.error)]
+        if not alive:
+            break
+        if failed and give_up_at is None:
+            give_up_at = now + min(FAIL_GRACE_S, res.timeout)
+        last = max(st.last_t for st in res.ranks)
+        if now - last > res.timeout or (give_up_at is not None and now > give_up_at):
+            if not failed:
+                res.hung = _behind(alive)
+            for st in alive:
+                st.killed = True
+                subproc.kill_group(st.proc.pid)
+            break
+        time.sleep(POLL_S)
+
+
+def _behind(alive: list[RankState]) -> list[int]:
+    """Ranks that made the least progress: the ones the others are waiting for."""
+    least = min(len(st.phases) for st in alive)
+    return [st.rank for st in alive if len(st.phases) == least]
+
+
+def _read_progress(st: RankState, tmp: str) -> bool:
+    """Read new JSON lines from the rank's log; True when there were any."""
+    path = os.path.join(tmp, f"rank{st.rank}.jsonl")
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(st._pos)
+            chunk = fh.read()
+    except OSError:
+        return False
+    complete = chunk[: chunk.rfind(b"\n") + 1]
+    st._pos += len(complete)
+    got = False
+    for line in complete.decode("utf-8", "replace").splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        got = True
+        st.phases.append(obj.get("phase", "?"))
+        st.host = obj.get("host", st.host)
+        st.device = obj.get("device", st.device)
+        if obj.get("phase") == "result":
+            st.result = obj.get("result")
+        if obj.get("phase") == "error":
+            st.error, st.traceback = obj.get("error", ""), obj.get("traceback", "")
+    return got
+
+
+def _teardown(ranks: list[RankState], tmp: str) -> None:
+    for st in ranks:
+        if st.proc is None:
+            continue
+        if st.proc.poll() is None:
+            st.killed = True
+            subproc.kill_group(st.proc.pid)
+        try:
+            st.proc.wait(timeout=5)
+        except Exception:  # pragma: no cover - unkillable (D state)
+            pass
+        subproc.kill_group(st.proc.pid)  # grandchildren left in the group
+        if st.rc is None:
+            st.rc = st.proc.returncode
+
+
+def _collect(res: LaunchResult, tmp: str) -> None:
+    for st in res.ranks:
+        _read_progress(st, tmp)
+        st.stderr_tail = _tail(os.path.join(tmp, f"rank{st.rank}.err"))
+        if st.rank not in res.hung and (st.error or (st.rc not in (0, None) and not st.killed)):
+            res.failed.append(st.rank)
+            if not st.error:
+                sig = subproc.signal_name(st.rc)
+                st.error = f"exited with {sig or f'status {st.rc}'}"
+    results = [st.result for st in res.ranks if st.result]
+    if results:
+        res.summary = aggregate(results)
+
+
+def _tail(path: str, limit: int = 4000) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - limit))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
