@@ -1,0 +1,74 @@
+"""Link findings to kb entries (by check code, then by error text) and describe an entry in one line."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from envcheck.kb.entries import Entry, load_kb
+
+if TYPE_CHECKING:  # pragma: no cover
+    from envcheck.model import Finding
+
+FIX_LINES = 4  # lines of an entry's `## Fix` section shown as its fix summary
+
+
+def _matcher():
+    from envcheck.match import kb_matcher  # compiled lazily, once per process
+
+    return kb_matcher()
+
+
+def finding_text(finding: "Finding") -> str:
+    """The error text of a finding that patterns are matched against."""
+    parts = [finding.title, finding.detail]
+    parts.extend(e.text for e in finding.evidence)
+    return "\n".join(p for p in parts if p)
+
+
+def entries_for(finding: "Finding") -> list[str]:
+    """kb entry ids for a finding, best first.
+
+    Entries whose `checks:` name the finding's code come first (those whose patterns also match
+    the finding's text lead them); then entries whose patterns match the text, ranked by the
+    matcher (more specific patterns, then more hits).
+    """
+    kb = load_kb()
+    text = finding_text(finding)
+    ranked = [h.entry_id for h in _matcher().scan_text(text, source="finding").ranked()] if text else []
+    pos = {eid: i for i, eid in enumerate(ranked)}
+    by_check = [e.id for e in kb.entries if finding.code and finding.code in e.checks]
+    by_check.sort(key=lambda eid: (eid not in pos, pos.get(eid, 0), eid))
+    return by_check + [eid for eid in ranked if eid not in by_check]
+
+
+def page_url(entry: Entry) -> str:
+    """Where the entry's page is on the site (the site module decides; this is the fallback)."""
+    try:
+        from envcheck.kb.site import page_url as site_page_url
+    except ImportError:
+        return f"kb/{entry.category}/{entry.id}/"
+    try:
+        return str(site_page_url(entry))
+    except Exception:  # the site helper must never break a report
+        return f"kb/{entry.category}/{entry.id}/"
+
+
+def describe(entry_id: str) -> str:
+    """`id — title (envcheck kb show id; site: page)`, or just the show command for an unknown id."""
+    entry = load_kb().get(entry_id)
+    if entry is None:
+        return f"{entry_id} (envcheck kb show {entry_id})"
+    return f"{entry.id} — {entry.title} (envcheck kb show {entry.id}; site: {page_url(entry)})"
+
+
+def fix_summary(entry: Entry, lines: int = FIX_LINES) -> str:
+    """First lines of the entry's `## Fix` section (code fences dropped), else its Chinese summary."""
+    fix = entry.section("Fix")
+    out = []
+    for raw in fix.splitlines():
+        line = raw.rstrip()
+        if not line.strip() or line.lstrip().startswith("```"):
+            continue
+        out.append(line if len(line) <= 200 else line[:200] + " …")
+        if len(out) >= lines:
+            break
+    return "\n".join(out) or entry.summary_zh
