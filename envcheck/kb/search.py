@@ -1,0 +1,261 @@
+"""`envcheck kb search`: ranked, typo-tolerant, bilingual search over kb entries (no torch, no jieba).
+
+Tokens: lower-cased ASCII words (``torch_npu`` also yields ``torch`` and ``npu``) and CJK
+character bigrams, so Chinese queries work without a segmenter. An error or check code in the
+query (``EI0006``, ``ERR02200``, ``EC201``) puts the entries that declare it first, then entries that
+mention it in patterns, examples or body. Unknown query words fall back to prefix and difflib
+matches over the vocabulary. The index is cached (pickle) in the user cache dir, keyed by the kb
+files' paths, sizes and mtimes; it is never written inside the kb or the package.
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import math
+import os
+import pickle
+import re
+from bisect import bisect_left
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+INDEX_VERSION = 3
+FIELD_WEIGHTS = {
+    "id": 3.0, "title": 3.0, "title_zh": 3.0, "codes": 3.0, "symptoms": 2.0, "summary_zh": 2.0,
+    "tags": 1.5, "category": 1.5, "patterns": 1.0, "body": 1.0,
+}
+# CANN (EI0006, E39999), torch_npu (ERR02200), envcheck (EC201) and ACL return codes (507035).
+CODE_RE = re.compile(r"^(e[a-z0-9][0-9]{4}|err[0-9]{5}|ec[0-9]{3}|[1-5][0-9]{5})$")
+WORD_RE = re.compile(r"[a-z0-9_]+|[\u3400-\u9fff\uf900-\ufaff]+")
+CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+STOP = frozenset("a an and are as at be by can for from how in into is it its not of on or that the "
+                 "this to was when with".split())
+# Chinese words people type -> the English words entries use (cross-language recall).
+GLOSSARY = {
+    "超时": "timeout hang", "卡住": "hang", "挂起": "hang", "版本": "version versions",
+    "不匹配": "mismatch", "不兼容": "mismatch incompatible", "配套": "matrix version", "内存": "memory",
+    "显存": "memory", "不足": "oom", "找不到": "not found", "驱动": "driver", "固件": "firmware",
+    "算子": "operator op", "设备": "device npu", "初始化": "init", "通信": "hccl communication",
+    "集合通信": "collective hccl", "建链": "link socket", "网卡": "nic network", "环境变量": "environment",
+    "精度": "precision numerics", "溢出": "overflow", "性能": "performance slow", "慢": "slow",
+    "数据": "data", "断点": "checkpoint resume", "保存": "save checkpoint", "迁移": "migration cuda",
+    "日志": "log", "共享内存": "shm", "回退": "fallback", "报错": "error",
+}
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    title: str
+    title_zh: str
+    category: str
+    path: str
+    score: float
+    error_codes: tuple[str, ...]
+    checks: tuple[str, ...]
+    summary_zh: str
+
+    def to_dict(self) -> dict[str, Any]:
+        from envcheck.kb.site import page_path
+
+        d = {k: getattr(self, k) for k in ("id", "title", "title_zh", "category", "summary_zh", "path")}
+        d.update(score=round(self.score, 3), error_codes=list(self.error_codes), checks=list(self.checks),
+                 url=page_path(self.category, self.id))
+        return d
+
+
+def tokens(text: str) -> list[str]:
+    """Index/query tokens: ASCII words (and their _ parts), CJK bigrams (unigram for 1 char)."""
+    out: list[str] = []
+    for w in WORD_RE.findall(text.lower()):
+        if CJK_RE.match(w):
+            out.extend([w] if len(w) == 1 else [w[i:i + 2] for i in range(len(w) - 1)])
+        elif w not in STOP:
+            out.append(w)
+            if "_" in w:
+                out.extend(p for p in w.split("_") if p and p not in STOP)
+    return out
+
+
+# ---------------------------------------------------------------------------- index
+
+def _stamp(root: Path) -> list[tuple[str, int, int]]:
+    out = []
+    for cat in sorted(os.scandir(root), key=lambda d: d.name):
+        if not cat.is_dir() or cat.name.startswith((".", "_")):
+            continue
+        for f in os.scandir(cat.path):
+            if f.name.endswith(".md"):
+                st = f.stat()
+                out.append((f"{cat.name}/{f.name}", st.st_mtime_ns, st.st_size))
+    out.sort()
+    return out
+
+
+def cache_dir() -> Path | None:
+    """$ENVCHECK_CACHE_DIR, else $XDG_CACHE_HOME/envcheck, else ~/.cache/envcheck."""
+    if os.environ.get("ENVCHECK_CACHE_DIR"):
+        return Path(os.environ["ENVCHECK_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "envcheck" if base else None
+
+
+def _cache_file(root: Path) -> Path | None:
+    d = cache_dir()
+    if d is None:
+        return None
+    key = hashlib.sha1(str(root.resolve()).encode()).hexdigest()[:16]
+    return d / f"kb-index-{key}.pickle"
+
+
+def load_index(root: Path) -> dict[str, Any]:
+    """The search index of root, from the cache when the files are unchanged."""
+    stamp = _stamp(root)
+    cf = _cache_file(root)
+    if cf is not None:
+        try:
+            with open(cf, "rb") as fh:
+                idx = pickle.load(fh)
+            if idx.get("version") == INDEX_VERSION and idx.get("stamp") == stamp:
+                return idx
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError):
+            pass
+    idx = build_index(root, stamp)
+    if cf is not None:
+        _write_cache(cf, idx)
+    return idx
+
+
+def _write_cache(cf: Path, idx: dict[str, Any]) -> None:
+    try:
+        cf.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cf.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump(idx, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, cf)
+    except OSError:
+        pass  # a read-only home is fine: search just rebuilds next time
+
+
+def _front_matter(path: Path) -> tuple[dict, str] | None:
+    import yaml
+
+    from envcheck.kb.entries import FRONT_RE
+
+    try:
+        m = FRONT_RE.match(path.read_text(encoding="utf-8"))
+        meta = yaml.load(m.group(1), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if m else None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    return (meta, m.group(2)) if isinstance(meta, dict) else None
+
+
+def _strs(v: Any) -> list[str]:
+    if v is None:
+        return []
+    return [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
+
+
+def build_index(root: Path, stamp: list[tuple[str, int, int]]) -> dict[str, Any]:
+    entries: list[dict[str, Any]] = []
+    postings: dict[str, list[tuple[int, float]]] = {}
+    for rel, _m, _s in stamp:
+        got = _front_matter(root / rel)
+        if got is None:
+            continue
+        meta, body = got
+        eid = str(meta.get("id") or Path(rel).stem)
+        pats = [p for p in meta.get("patterns") or [] if isinstance(p, dict)]
+        pattern_text = " ".join(str(p.get("regex", "")) + " " + " ".join(_strs(p.get("examples"))) for p in pats)
+        declared = sorted({c.upper().lstrip("-") for c in _strs(meta.get("error_codes")) + _strs(meta.get("checks"))})
+        e = {
+            "id": eid, "title": str(meta.get("title") or ""), "title_zh": str(meta.get("title_zh") or ""),
+            "category": str(meta.get("category") or Path(rel).parent.name),
+            "summary_zh": str(meta.get("summary_zh") or ""), "path": str(root / rel),
+            "error_codes": tuple(_strs(meta.get("error_codes"))), "checks": tuple(_strs(meta.get("checks"))),
+            "declared": declared,
+            "mentions": sorted({t.upper() for t in tokens(pattern_text + " " + body) if CODE_RE.match(t)}),
+        }
+        fields = {
+            "id": eid.replace("-", " "), "title": e["title"], "title_zh": e["title_zh"],
+            "codes": " ".join(declared), "symptoms": " ".join(_strs(meta.get("symptoms"))),
+            "summary_zh": e["summary_zh"], "tags": " ".join(_strs(meta.get("tags"))).replace("-", " "),
+            "category": e["category"].replace("-", " "), "patterns": pattern_text, "body": body,
+        }
+        weights: Counter = Counter()
+        for name, text in fields.items():
+            for tok, n in Counter(tokens(text)).items():
+                weights[tok] += FIELD_WEIGHTS[name] * (1.0 + math.log(n))
+        i = len(entries)
+        entries.append(e)
+        for tok, w in weights.items():
+            postings.setdefault(tok, []).append((i, w))
+    return {"version": INDEX_VERSION, "stamp": stamp, "entries": entries, "postings": postings,
+            "vocab": sorted(postings)}
+
+
+# ---------------------------------------------------------------------------- query
+
+def _expand(query: str, idx: dict[str, Any]) -> list[tuple[str, str, float]]:
+    """(query token, index token, similarity): exact 1.0, prefix 0.7, fuzzy <= 0.8, glossary 0.6."""
+    postings, vocab = idx["postings"], idx["vocab"]
+    out: list[tuple[str, str, float]] = []
+    for tok in dict.fromkeys(tokens(query)):
+        if tok in postings:
+            out.append((tok, tok, 1.0))
+        elif not CJK_RE.match(tok) and len(tok) >= 3:
+            out.extend((tok, v, sim) for v, sim in _near(tok, vocab))
+    for zh, en in GLOSSARY.items():
+        if zh in query:
+            out.extend((zh, w, 0.6) for w in en.split() if w in postings)
+    return out
+
+
+def _near(tok: str, vocab: list[str]) -> list[tuple[str, float]]:
+    i = bisect_left(vocab, tok)
+    prefixed = []
+    while i < len(vocab) and vocab[i].startswith(tok) and len(prefixed) < 5:
+        prefixed.append((vocab[i], 0.7))
+        i += 1
+    if prefixed:
+        return prefixed
+    if len(tok) < 4:
+        return []
+    cands = [v for v in vocab if abs(len(v) - len(tok)) <= 2 and not CJK_RE.match(v)]
+    close = difflib.get_close_matches(tok, cands, n=3, cutoff=0.75)
+    return [(c, 0.8 * difflib.SequenceMatcher(None, tok, c).ratio()) for c in close]
+
+
+def search(query: str, root: Path | None = None, limit: int = 10) -> list[Hit]:
+    """Entries ranked for query (best first); [] when nothing matches."""
+    from envcheck import resources
+
+    idx = load_index(Path(root) if root else resources.kb_dir())
+    entries, postings = idx["entries"], idx["postings"]
+    n = max(len(entries), 1)
+    scores: dict[int, float] = {}
+    matched: dict[int, set[str]] = {}
+    for qtok, tok, sim in _expand(query, idx):
+        plist = postings.get(tok, ())
+        idf = math.log(1.0 + n / max(len(plist), 1))
+        for i, w in plist:
+            scores[i] = scores.get(i, 0.0) + sim * idf * w
+            matched.setdefault(i, set()).add(qtok)
+    qtoks = set(tokens(query))
+    for i in list(scores):  # entries that match every query word rank above partial matches
+        scores[i] *= 0.5 + 0.5 * len(matched[i] & qtoks) / max(len(qtoks), 1)
+    for code in (t.upper() for t in qtoks if not CJK_RE.match(t)):
+        for i, e in enumerate(entries):  # a code the entry declares ranks it first
+            if code in e["declared"]:
+                scores[i] = scores.get(i, 0.0) + 1000.0
+            elif CODE_RE.match(code.lower()) and code in e["mentions"]:
+                scores[i] = scores.get(i, 0.0) + 500.0
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], entries[kv[0]]["id"]))
+    return [_hit(entries[i], s) for i, s in ranked[:limit] if s > 0]
+
+
+def _hit(e: dict[str, Any], score: float) -> Hit:
+    return Hit(e["id"], e["title"], e["title_zh"], e["category"], e["path"], score,
+               tuple(e["error_codes"]), tuple(e["checks"]), e["summary_zh"])
