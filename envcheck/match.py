@@ -46,7 +46,9 @@ except ImportError:  # pragma: no cover - exercised by forcing engine="re"
 
 
 class BudgetExceeded(Exception):
-    """The scan ran past its time budget."""
+    """The scan ran past its time budget; `partial` holds what the interrupted block found."""
+
+    partial: "_Block | None" = None
 
 
 @dataclass(frozen=True)
@@ -310,7 +312,9 @@ class Matcher:
                         self._merge(pending.popleft().result(), source, state, result)
                 while pending:
                     self._merge(pending.popleft().result(), source, state, result)
-        except BudgetExceeded:
+        except BudgetExceeded as exc:
+            if exc.partial is not None:
+                self._merge(exc.partial, source, state, result)
             result.budget_exceeded = True
             result.notes.append(f"{source}: time budget exceeded after line {state['line_base']}; "
                                 "results are partial")
@@ -329,6 +333,14 @@ class Matcher:
     # -- scanning ----------------------------------------------------------------------------
     def _scan_block_re2(self, buf: bytes, deadline: float) -> _Block:
         out = _Block(newlines=buf.count(b"\n"))
+        try:
+            self._search_re2(buf, deadline, out)
+        except BudgetExceeded as exc:
+            exc.partial = out
+            raise
+        return out
+
+    def _search_re2(self, buf: bytes, deadline: float, out: _Block) -> None:
         search, end, pos, n = self._pre.search, len(buf), 0, 0
         cpos, cline = 0, 0  # newlines counted up to cpos
         while pos < end:
@@ -346,10 +358,17 @@ class Matcher:
             n += 1
             if n % 256 == 0 and time.monotonic() > deadline:
                 raise BudgetExceeded
-        return out
 
     def _scan_block_re(self, buf: bytes, deadline: float) -> _Block:
         out = _Block(newlines=buf.count(b"\n"))
+        try:
+            self._search_re(buf, deadline, out)
+        except BudgetExceeded as exc:
+            exc.partial = out
+            raise
+        return out
+
+    def _search_re(self, buf: bytes, deadline: float, out: _Block) -> None:
         search, pos, n, end = self._pre_re.search, 0, 0, len(buf)
         while pos < end:
             le = buf.find(b"\n", pos)
@@ -360,7 +379,6 @@ class Matcher:
             n += 1
             if n % 1024 == 0 and time.monotonic() > deadline:
                 raise BudgetExceeded
-        return out
 
     def _confirm(self, line: bytes) -> list[int]:
         if self.engine == "re2":

@@ -11,10 +11,10 @@ if TYPE_CHECKING:  # pragma: no cover
 FIX_LINES = 4  # lines of an entry's `## Fix` section shown as its fix summary
 
 
-def _matcher():
+def _matcher(root: str | None):
     from envcheck.match import kb_matcher  # compiled lazily, once per process
 
-    return kb_matcher()
+    return kb_matcher(root)
 
 
 def finding_text(finding: "Finding") -> str:
@@ -24,16 +24,16 @@ def finding_text(finding: "Finding") -> str:
     return "\n".join(p for p in parts if p)
 
 
-def entries_for(finding: "Finding") -> list[str]:
+def entries_for(finding: "Finding", root: str | None = None) -> list[str]:
     """kb entry ids for a finding, best first.
 
     Entries whose `checks:` name the finding's code come first (those whose patterns also match
     the finding's text lead them); then entries whose patterns match the text, ranked by the
-    matcher (more specific patterns, then more hits).
+    matcher (more specific patterns, then more hits). `root`: another kb directory.
     """
-    kb = load_kb()
+    kb = load_kb(root)
     text = finding_text(finding)
-    ranked = [h.entry_id for h in _matcher().scan_text(text, source="finding").ranked()] if text else []
+    ranked = [h.entry_id for h in _matcher(root).scan_text(text, source="finding").ranked()] if text else []
     pos = {eid: i for i, eid in enumerate(ranked)}
     by_check = [e.id for e in kb.entries if finding.code and finding.code in e.checks]
     by_check.sort(key=lambda eid: (eid not in pos, pos.get(eid, 0), eid))
@@ -52,9 +52,9 @@ def page_url(entry: Entry) -> str:
         return f"kb/{entry.category}/{entry.id}/"
 
 
-def describe(entry_id: str) -> str:
+def describe(entry_id: str, root: str | None = None) -> str:
     """`id — title (envcheck kb show id; site: page)`, or just the show command for an unknown id."""
-    entry = load_kb().get(entry_id)
+    entry = load_kb(root).get(entry_id)
     if entry is None:
         return f"{entry_id} (envcheck kb show {entry_id})"
     return f"{entry.id} — {entry.title} (envcheck kb show {entry.id}; site: {page_url(entry)})"

@@ -1,0 +1,196 @@
+"""The matcher behind `envcheck diagnose` and kb linking, against a small fixture kb of its own."""
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+
+from conftest import DATA
+from envcheck.kb.entries import load_kb
+from envcheck.match import Matcher, Rule, ScanResult, _blocks, rules_from_entries, specificity
+
+FIXTURE_KB = DATA / "diagnose" / "kb"
+EVIL_KB = DATA / "diagnose" / "kb-evil"
+ENGINES = ["re2", "re"]
+
+LIBHCCL = "ImportError: libhccl.so: cannot open shared object file: No such file or directory"
+OOM = ("RuntimeError: NPU out of memory. Tried to allocate 5.03 GiB (NPU 3; 60.96 GiB total capacity; "
+       "49.47 GiB already allocated)")
+SOCKET = ("[ERROR] HCCL(137309,all_reduce_test):2025-12-24-16:19:45.416.014 [hccl_socket_manager.cc:813] "
+          "[137400][Wait][LinkEstablish]wait socket establish timeout, role[0] rank[0] timeout[120 s]")
+NOISE = ("[INFO] RUNTIME(2082291,python3):2024-07-04-14:14:25.036.721 [stars_engine.cc:1321]2082291 "
+         "ProcLogicCqReport:[INIT][DEFAULT]Task run ok, device_id=0, stream_id=2, task_id={i}")
+
+
+def matcher(engine: str = "re2", kb=FIXTURE_KB, **kw) -> Matcher:
+    return Matcher(rules_from_entries(load_kb(str(kb)).entries), engine=engine, **kw)
+
+
+def scan(m: Matcher, text: str | bytes, workers: int | None = None, budget: float = 60) -> ScanResult:
+    data = text.encode() if isinstance(text, str) else text
+    r = ScanResult()
+    m.scan_stream(io.BytesIO(data), "t.log", r, budget=budget, workers=workers)
+    return r
+
+
+@pytest.mark.parametrize("regex, expected", [
+    ("abc", 3),
+    (r"lib(hccl|ascendcl)\.so: cannot", 18),  # 3 + min(4, 8) + 11
+    ("a|bcd", 1),
+    ("(foo)?bar", 3),
+    (r"[^a\]]+x{2}", 2),
+    (r"ERR[0-9]{5}", 3),
+    (r"\[Wait\]\d+", 6),
+    ("x*y+.", 1),
+])
+def test_specificity_counts_required_literals(regex, expected):
+    assert specificity(regex) == expected
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_finds_entries_with_line_numbers_and_ranks_specific_first(engine):
+    lines = [NOISE.format(i=i) for i in range(10)]
+    lines[2] = "EZ9999: Inner Error!"
+    lines[4] = "EZ9999: Inner Error!"
+    lines[5] = "EZ9999: Inner Error!"
+    lines[7] = LIBHCCL
+    r = scan(matcher(engine), "\n".join(lines) + "\n")
+    ranked = r.ranked()
+    assert [e.entry_id for e in ranked] == ["fx-libs-missing", "fx-inner-error"]  # specific beats frequent
+    assert [(h.source, h.line) for h in ranked[0].first] == [("t.log", 8)]
+    assert ranked[1].count == 3 and [h.line for h in ranked[1].first] == [3, 5, 6]
+    assert r.lines == 10 and r.files == 1
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("chunk", [64, 97, 1 << 20])
+def test_line_numbers_exact_across_block_boundaries(engine, chunk):
+    lines = [NOISE.format(i=i) for i in range(300)]
+    needles = {17: LIBHCCL, 150: OOM, 151: OOM, 299: SOCKET}
+    for k, v in needles.items():
+        lines[k] = v
+    m = matcher(engine, chunk=chunk, max_hits=10)
+    r = scan(m, "\n".join(lines))  # no trailing newline: the last line still counts
+    got = {h.line: e.entry_id for e in r.entries.values() for h in e.first}
+    assert got == {18: "fx-libs-missing", 151: "fx-npu-oom", 152: "fx-npu-oom", 300: "fx-socket-timeout"}
+    assert r.lines == 300
+
+
+@pytest.mark.parametrize("workers", [1, 2, 4])
+def test_thread_pool_merges_blocks_in_input_order(workers):
+    lines = [NOISE.format(i=i) for i in range(2000)]
+    for k in (5, 700, 1300, 1999):
+        lines[k] = OOM
+    m = matcher("re2", chunk=4096, max_hits=10)
+    r = scan(m, "\n".join(lines) + "\n", workers=workers)
+    assert [h.line for h in r.entries["fx-npu-oom"].first] == [6, 701, 1301, 2000]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_long_lines_are_cut_not_loaded(engine):
+    long_tail = "A" * 300_000 + " " + LIBHCCL  # the needle lies beyond the cut
+    long_head = OOM + " " + "B" * 300_000  # the needle is at the start: kept
+    text = "\n".join(["start", long_tail, long_head, SOCKET]) + "\n"
+    m = matcher(engine, chunk=65536, max_line=4096)
+    r = scan(m, text)
+    assert "fx-libs-missing" not in r.entries
+    assert [h.line for h in r.entries["fx-npu-oom"].first] == [3]
+    assert [h.line for h in r.entries["fx-socket-timeout"].first] == [4]
+    assert r.cut_lines == 2 and r.lines == 4
+    assert len(r.entries["fx-npu-oom"].first[0].text) < 1000  # excerpts are short too
+
+
+def test_blocks_memory_is_bounded_by_chunk_plus_max_line():
+    data = b"x" * 1_000_000 + b"\nshort\n" + b"y" * 50 + b"\n"
+    blocks = list(_blocks(io.BytesIO(data), 8192, 1000))
+    assert max(len(b) for b, _ in blocks) <= 8192 + 1001
+    joined = b"".join(b for b, _ in blocks)
+    assert joined.count(b"\n") == 3 and joined.startswith(b"x" * 1000 + b"\n") and b"short\n" in joined
+    assert sum(c for _, c in blocks) == 1
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_binary_input_is_skipped_with_a_note(engine):
+    r = ScanResult()
+    ok = matcher(engine).scan_stream(io.BytesIO(b"\x7fELF\x00\x01" + LIBHCCL.encode()), "a.bin", r)
+    assert ok is False and not r.entries and r.notes == ["a.bin: binary file skipped"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_error_codes_known_and_unknown(engine):
+    text = "\n".join([
+        "EI0006: Getting socket times out. Reason: 1. The remote does not initiate a connect request.",
+        "EQ4321: [PID: 1] 2025-01-01-00:00:00.000.000 something new",
+        "[ERROR] 2025-01-15-20:59:48 (PID:6038, Device:0, RankID:-1) ERR03005 GRAPH internal error",
+        "EQ4321: again",
+        "module_name=E39999 while HCCL_E10001 and EXCEPTION and 0xE12345a are not codes",
+    ])
+    r = scan(matcher(engine), text)
+    known = {c for e in load_kb(str(FIXTURE_KB)).entries for c in e.error_codes}
+    assert set(r.codes) == {"EI0006", "EQ4321", "ERR03005", "E39999"}
+    unknown = r.unknown_codes(known)
+    assert [(c.code, c.count, c.first.line) for c in unknown] == [("EQ4321", 2, 2), ("E39999", 1, 5),
+                                                                  ("ERR03005", 1, 3)]
+    assert r.entries["fx-socket-timeout"].count == 1
+
+
+def test_an_entry_error_code_alone_links_weakly():
+    r = scan(matcher(), "something failed\nERR02011 DIST timeout error\n")
+    e = r.entries["fx-notify-timeout"]
+    assert e.count == 1 and e.specificity == len("ERR02011")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_pattern_never_spans_lines(engine):
+    # [^']+ must not run across a newline into the next line's quote
+    text = "The operator 'aten::x\nfoo' is not currently supported on the NPU backend and will fall back to run on the CPU\n"
+    assert "fx-cpu-fallback" not in scan(matcher(engine), text).entries
+
+
+def test_catastrophic_pattern_under_python_re_stops_at_the_budget():
+    m = matcher("re", kb=EVIL_KB)
+    text = "step 1: loss is nan\n" + "x" * 40 + "z\n" + "step 3: loss is nan\n"
+    t0 = time.monotonic()
+    r = scan(m, text, budget=1.0)
+    elapsed = time.monotonic() - t0
+    assert elapsed < 5, elapsed
+    assert r.budget_exceeded and any("time budget exceeded" in n for n in r.notes)
+    assert [h.line for h in r.entries["fx-evil"].first] == [1]  # found before the stall is kept
+
+
+def test_catastrophic_pattern_is_linear_under_re2():
+    m = matcher("re2", kb=EVIL_KB)
+    text = ("x" * 5000 + "z\n") * 200 + "step 3: loss is nan\n"
+    t0 = time.monotonic()
+    r = scan(m, text, budget=30)
+    assert time.monotonic() - t0 < 5
+    assert not r.budget_exceeded and [h.line for h in r.entries["fx-evil"].first] == [201]
+
+
+def test_budget_is_checked_between_blocks():
+    m = matcher("re2", chunk=1024)
+    r = scan(m, (NOISE + "\n") * 10_000, budget=1e-9)
+    assert r.budget_exceeded and r.bytes < 100_000
+
+
+def test_unsupported_pattern_is_skipped_with_a_note():
+    rules = [Rule("bad", "(?<=x)y", 1), Rule("good", "needle", 6)]
+    m = Matcher(rules, engine="re2")
+    assert [r.entry_id for r in m.rules] == ["good"] and "bad" in m.notes[0]
+    assert [r.entry_id for r in m.match_line("a needle here")] == ["good"]
+
+
+def test_engines_agree_on_the_fixture_examples():
+    kb = load_kb(str(FIXTURE_KB))
+    examples = [(e.id, x) for e in kb.entries for p in e.patterns for x in p.examples]
+    for engine in ENGINES:
+        m = matcher(engine)
+        for eid, x in examples:
+            assert eid in {r.entry_id for r in m.match_line(x)}, (engine, eid, x)
+
+
+def test_scan_text_for_short_evidence():
+    r = matcher().scan_text("Traceback (most recent call last):\n  ...\n" + LIBHCCL, source="finding")
+    assert [(e.entry_id, e.first[0].source, e.first[0].line) for e in r.ranked()] == [
+        ("fx-libs-missing", "finding", 3)]
