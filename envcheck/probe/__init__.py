@@ -25,6 +25,7 @@ def collect(root: str = "/", python: Optional[str] = None, timeout: float = 10.0
     facts.python = pyenv.probe(python, environ, timeout)
     facts.system = _guard(fs, "system", lambda: system.probe(fs), {})
     facts.cann = _guard(fs, "cann", lambda: cann.probe(fs, environ), {"installs": [], "active": None})
+    facts.cann["environment"] = _guard(fs, "cann", lambda: cann.env_paths(fs, environ), {})
     facts.driver = _guard(fs, "driver", lambda: driver.probe(fs), {})
     facts.npu = _guard(fs, "npu", lambda: npu.probe(fs, environ, timeout), {"available": False, "devices": []})
     facts.env = env.probe(environ)

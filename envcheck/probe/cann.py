@@ -108,6 +108,7 @@ def read_install(fs: Root, home: str, ident: str, source: str, env: Mapping[str,
         "latest": False,
         "arch": arch_dir.rsplit("/", 1)[-1].split("-")[0] if arch_dir else None,
         "set_env": set_env_path(fs, home, ident),
+        "lib64": fs.real(home.rstrip("/") + "/lib64", "cann"),
         "components": components,
         "kernels": read_kernels(fs, home, arch_dir, components),
         "nnal": read_nnal(fs, home, env),
@@ -295,3 +296,29 @@ def version_key(v: str) -> Tuple[Any, ...]:
     pre = re.search(r"(alpha|beta)\.?(\d+)", rest)
     tail = (_STAGE[pre.group(1)], int(pre.group(2))) if pre else (9, 0)
     return (nums[0], nums[1], third, tail)
+
+
+ENV_PATH_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "ASCEND_AICPU_PATH",
+                 "TOOLCHAIN_HOME", "ATB_HOME_PATH")
+CANN_LIBS = ("libascendcl.so", "libhccl.so")
+
+
+def env_paths(fs: Root, env: Mapping[str, str]) -> Dict[str, Any]:
+    """What the CANN variables and LD_LIBRARY_PATH point at, resolved inside the root (for EC201)."""
+    out: Dict[str, Any] = {}
+    for var in ENV_PATH_VARS:
+        if env.get(var):
+            rp = fs.real(env[var], "env")
+            out[var] = {"value": env[var], "realpath": rp, "exists": rp is not None and fs.isdir(rp)}
+            if var == "ASCEND_HOME_PATH" and out[var]["exists"]:
+                out[var]["lib64"] = fs.real(rp + "/lib64", "env")
+    ld = []
+    for entry in (env.get("LD_LIBRARY_PATH") or "").split(":"):
+        if entry:
+            rp = fs.real(entry, "env")
+            ld.append({"path": entry, "realpath": rp, "exists": rp is not None})
+    libs = {}
+    for lib in CANN_LIBS:
+        libs[lib] = next((e["path"].rstrip("/") + "/" + lib for e in ld
+                          if e["exists"] and fs.exists(e["realpath"] + "/" + lib)), None)
+    return {"vars": out, "ld_library_path": ld, "libs": libs}
