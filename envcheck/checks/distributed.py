@@ -157,5 +157,68 @@ def _judge(chk: Check, ctx: Context, table, path: str) -> Finding:
                   f"server(s), ranks 0-{table.rank_count - 1}", evidence=evidence, data=data)
 
 
+def _cluster_only(chk: Check) -> Iterator[Finding]:
+    yield chk.skip("cluster-wide: run `torchrun --nproc-per-node N -m envcheck cluster` or envcheck.preflight()")
+
+
+@check("EC504", "cluster-version-drift", "every node runs the same CANN, driver, torch and torch_npu",
+       section=SECTION, default=False)
+def cluster_versions_agree(chk: Check, ctx: Context) -> Iterable[Finding]:
+    """Compare CANN, driver, firmware, chip, torch, torch_npu, Python and the matrix verdicts across nodes.
+
+    The majority value of each field is the reference; the node(s) that differ are named. Mixed CANN or
+    torch_npu versions inside one job make HCCL fail in ways that look like network problems. Run inside
+    the job (`envcheck cluster` under torchrun, `envcheck.preflight()`) or on saved reports
+    (`envcheck compare a.json b.json ...`).
+    """
+    yield from _cluster_only(chk)
+
+
+@check("EC506", "slow-or-dead-link", "every node pair exchanges data at similar speed", section=SECTION,
+       default=False)
+def node_links_healthy(chk: Check, ctx: Context) -> Iterable[Finding]:
+    """`envcheck cluster` sends a buffer back and forth between the leaders of every pair of nodes.
+
+    A pair that does not answer within the timeout is a dead link (HCCL would hang on it, EI0006 /
+    EI0002); a pair much slower than the median is named as the slowest link. Check the NIC HCCL uses
+    (HCCL_SOCKET_IFNAME / HCCL_IF_IP) and `hccn_tool -i N -link -g` / `-net_health -g` on both ends.
+    """
+    yield from _cluster_only(chk)
+
+
+@check("EC507", "rank-unresponsive", "every rank reaches each preflight stage in time", section=SECTION,
+       default=False)
+def ranks_responsive(chk: Check, ctx: Context) -> Iterable[Finding]:
+    """Each preflight stage is a barrier on the job's store with a deadline (the preflight timeout).
+
+    A rank that does not arrive in time is named with its host, node, local rank and pid: it hung,
+    crashed or is far slower than the others (data loading, a checkpoint, a dead NPU). In a real job the
+    same rank would make HCCL time out (EI0002 "Heartbeat Lost", the watchdog) after up to 30 minutes.
+    """
+    yield from _cluster_only(chk)
+
+
+@check("EC509", "allreduce-failed", "an all_reduce across every rank returns the right sum", section=SECTION,
+       default=False)
+def allreduce_correct(chk: Check, ctx: Context) -> Iterable[Finding]:
+    """The field report's start-up self-check: one all_reduce across every rank, checked for the exact sum.
+
+    A failure carries the collective's error text (HCCL / gloo / NCCL) as evidence for the kb matcher.
+    """
+    yield from _cluster_only(chk)
+
+
+@check("EC510", "cluster-collective-failed", "collectives are correct on every rank of the job", section=SECTION,
+       default=False)
+def cluster_collectives_correct(chk: Check, ctx: Context) -> Iterable[Finding]:
+    """`envcheck cluster` runs the collective smoke checks and a bandwidth sweep across every rank of the job.
+
+    A check that fails on any rank fails here, naming the rank(s) and node(s); the sweep table (algbw and
+    busbw with the nccl-tests factors) is in the report's data.
+    """
+    yield from _cluster_only(chk)
+
+
 CHECKS = (world_size_consistent, rank_numbering_valid, devices_per_node_fit, rendezvous_env_valid,
-          ranktable_valid)
+          ranktable_valid, cluster_versions_agree, node_links_healthy, ranks_responsive, allreduce_correct,
+          cluster_collectives_correct)

@@ -1,0 +1,255 @@
+"""`envcheck.preflight()`: a distributed start-up self-check for training scripts.
+
+    import envcheck
+    report = envcheck.preflight(timeout=60)   # before or after dist.init_process_group()
+
+Checks this rank's launch variables, counts the ranks that really joined (a wrong WORLD_SIZE
+fails in `timeout` seconds, not after the 30-minute store timeout), all-gathers every rank's probe
+facts, judges drift across nodes, runs an all_reduce with a timeout, and returns a Report or raises
+one PreflightError naming the odd rank / node and the kb entry.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+import types
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from typing import Any, Mapping
+
+from envcheck.cluster import envvars
+from envcheck.cluster.rendezvous import RendezvousError, Roll
+from envcheck.model import Facts, Finding, Report, Status, ev
+
+# Rendezvous problems that make joining pointless: fail on this rank at once.
+_FATAL = ("EC501", "EC502", "EC508")
+SLEEP_RANK = "ENVCHECK_TEST_SLEEP_RANK"  # test hook: this rank sleeps before the facts stage
+SLEEP_SECONDS = "ENVCHECK_TEST_SLEEP_SECONDS"
+
+
+class PreflightError(RuntimeError):
+    """The preflight found a problem; `report` holds every finding (None if it failed before gathering)."""
+
+    def __init__(self, message: str, report: Report | None = None, code: str = "", kb: tuple[str, ...] = (),
+                 ranks: list[int] | None = None) -> None:
+        super().__init__(message)
+        self.report = report
+        self.code = code
+        self.kb = kb
+        self.ranks = ranks or []
+
+
+@dataclass
+class Session:
+    """What a preflight leaves behind for `envcheck cluster`: the roll call, everyone's payloads."""
+
+    rank: int
+    world_size: int
+    roll: Roll | None
+    device: Any
+    payloads: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    facts: Facts = field(default_factory=Facts)
+    created_group: bool = False
+
+
+def preflight(*, strict: bool = False, timeout: float = 60.0, device: str = "auto", backend: str | None = None,
+              root: str = "/", matrix: str | None = None) -> Report:
+    """Check the distributed job from inside it; return the Report or raise PreflightError.
+
+    strict: warnings raise too. timeout: seconds for the roll call, each stage and the all_reduce.
+    device: auto | npu | cuda | cpu (backend hccl / nccl / gloo unless `backend` says otherwise).
+    Initialises the default process group (env://, with `timeout`) when it is not initialised yet.
+    """
+    session = start(timeout=timeout, device=device, backend=backend, root=root, matrix=matrix)
+    report = make_report(session)
+    bad = {Status.FAIL, Status.ERROR} | ({Status.WARN} if strict else set())
+    worst = [f for f in report.findings if f.status in bad]
+    if worst:
+        f = max(worst, key=lambda f: f.status.severity)
+        raise PreflightError(message(f, session.rank), report, f.code, f.kb, list(f.data.get("ranks", [])))
+    return report
+
+
+def message(f: Finding, rank: int) -> str:
+    """One clear line: what is wrong, the check, and where to read about it."""
+    where = f"kb: {', '.join(f.kb)}" if f.kb else f"see `envcheck explain {f.code}`"
+    return f"envcheck preflight (rank {rank}): {f.title} [{f.code} {f.slug}; {where}]"
+
+
+def make_report(session: Session) -> Report:
+    from envcheck import __version__
+    from envcheck.runner import link
+
+    findings = [_kb(link(f)) for f in session.findings]
+    return Report(facts=session.facts, findings=findings, envcheck_version=__version__, command="preflight")
+
+
+def _kb(f: Finding) -> Finding:
+    """Fall back to the kb ids envcheck expects when the kb does not link this code (yet)."""
+    if f.kb or f.status in (Status.OK, Status.SKIP):
+        return f
+    try:
+        from envcheck.kb.entries import load_kb
+
+        known = {e.id for e in load_kb().entries}
+    except Exception:
+        return f
+    return replace(f, kb=tuple(k for k in envvars.KB.get(f.code, ()) if k in known))
+
+
+def _fail_early(err: RendezvousError | envvars.Issue, rank: int | None) -> PreflightError:
+    from envcheck.cluster.gather import SLUGS
+
+    code = err.code
+    text = str(err) if isinstance(err, RendezvousError) else err.message
+    f = _kb(Finding(code, SLUGS[code], Status.FAIL, text, section="Distributed"))
+    ranks = err.ranks if isinstance(err, RendezvousError) else []
+    return PreflightError(message(f, rank if rank is not None else -1), None, code, f.kb, ranks)
+
+
+def start(*, timeout: float = 60.0, device: str = "auto", backend: str | None = None, root: str = "/",
+          matrix: str | None = None, env: Mapping[str, str] | None = None) -> Session:
+    """Run the preflight stages on this rank and return the Session (raise PreflightError early)."""
+    import torch.distributed as dist
+
+    env = dict(os.environ if env is None else env)
+    initialised = dist.is_available() and dist.is_initialized()
+    if initialised:
+        env.setdefault("RANK", str(dist.get_rank()))
+        env.setdefault("WORLD_SIZE", str(dist.get_world_size()))
+    issues = envvars.check_env(env, None, require=not initialised)
+    fatal = [i for i in issues if i.severity == "fail" and i.code in _FATAL]
+    if fatal:
+        raise _fail_early(fatal[0], _int(env.get("RANK")))
+    rank, world = int(env["RANK"]), int(env["WORLD_SIZE"])
+    facts = _probe(root, timeout, env)
+    from envcheck.checks.distributed import node_devices
+
+    issues = [i for i in envvars.check_env(env, node_devices(facts), require=not initialised)
+              if i.code not in _FATAL or i.severity != "fail"]
+    adapter = _device(device, env)
+    session = Session(rank, world, None, adapter, facts=facts)
+    try:
+        session.roll, session.created_group = _rendezvous(env, rank, world, timeout, adapter, backend, initialised)
+        _gather(session, env, issues, matrix)
+        session.findings.append(_all_reduce(session))
+    except RendezvousError as exc:
+        raise _fail_early(exc, rank) from None
+    session.findings += _ranktable(facts, matrix)
+    return session
+
+
+def _int(v: str | None) -> int | None:
+    try:
+        return int(v) if v is not None else None
+    except ValueError:
+        return None
+
+
+def _probe(root: str, timeout: float, env: Mapping[str, str]) -> Facts:
+    from envcheck import probe
+
+    facts = probe.collect(root=root, timeout=min(timeout, 10.0))
+    facts.env = {**(facts.env or {}), **{k: env[k] for k in envvars.DIST_VARS if env.get(k)}}
+    return facts
+
+
+def _device(device: str, env: Mapping[str, str]) -> Any:
+    from envcheck.smoke import devices
+
+    local = _int(env.get("LOCAL_RANK")) or 0
+    try:
+        return devices.resolve(device, index=local)
+    except (ImportError, RuntimeError, ValueError) as exc:
+        raise PreflightError(f"envcheck preflight: device {device!r} unusable on local rank {local}: {exc}",
+                             code="EC503") from None
+
+
+def _rendezvous(env: Mapping[str, str], rank: int, world: int, timeout: float, adapter: Any,
+                backend: str | None, initialised: bool) -> tuple[Roll, bool]:
+    import torch.distributed as dist
+
+    from envcheck.cluster import rendezvous as rv
+
+    if initialised:
+        base = dist.distributed_c10d._get_default_store()
+    else:
+        base = rv.connect(env, rank, world, timeout)
+    ns = rv.namespace(env)
+    roll = rv.join(dist.PrefixStore(ns, base), rank, world, rv.whoami(env, rank), timeout)
+    if initialised:
+        return roll, False
+    dist.init_process_group(backend or adapter.backend, store=dist.PrefixStore(ns + "/pg", base), rank=rank,
+                            world_size=world, timeout=timedelta(seconds=timeout))
+    return roll, True
+
+
+def _stage(roll: Roll, name: str) -> None:
+    missing = roll.arrive(name)
+    if missing:
+        raise RendezvousError("EC507", f"{roll.describe(missing)} did not reach the {name!r} stage within "
+                              f"{roll.timeout:g} s (hung, crashed or much slower than the others)",
+                              ranks=missing, who=roll.who)
+
+
+def _gather(session: Session, env: Mapping[str, str], issues: list, matrix: str | None) -> None:
+    from envcheck.cluster import gather
+    from envcheck.cluster.comm import all_gather_json
+
+    if env.get(SLEEP_RANK) == str(session.rank):
+        time.sleep(float(env.get(SLEEP_SECONDS) or 3600))
+    assert session.roll is not None
+    _stage(session.roll, "facts")
+    mine = gather.payload(session.rank, session.roll.who.get(session.rank, {}), env, session.facts, issues,
+                          str(session.device))
+    everyone = all_gather_json(mine, session.device.torch_device)
+    session.payloads = everyone
+    session.findings += gather.analyse(everyone, session.world_size, matrix)
+
+
+def _all_reduce(session: Session) -> Finding:
+    import torch
+    import torch.distributed as dist
+
+    from envcheck.cluster.gather import finding
+
+    assert session.roll is not None
+    _stage(session.roll, "all_reduce")
+    world = session.world_size
+    t0 = time.perf_counter()
+    try:
+        x = torch.full((1024,), float(session.rank + 1), device=session.device.torch_device)
+        dist.all_reduce(x)
+        session.device.synchronize()
+        got = float(x[0].item())
+    except Exception as exc:  # the collective itself failed (HCCL error text is the evidence)
+        return finding("EC509", Status.FAIL, f"all_reduce across {world} ranks failed: {str(exc).splitlines()[0][:200]}",
+                       evidence=[ev("all_reduce", str(exc)[-2000:])])
+    ms = (time.perf_counter() - t0) * 1000
+    want = world * (world + 1) / 2
+    if got != want:
+        return finding("EC509", Status.FAIL, f"all_reduce across {world} ranks returned {got:g}, expected {want:g}")
+    return finding("EC509", Status.OK, f"all_reduce across {world} ranks correct ({ms:.1f} ms on rank {session.rank})",
+                   data={"ms": ms})
+
+
+def _ranktable(facts: Facts, matrix: str | None) -> list[Finding]:
+    if not (facts.env or {}).get("RANK_TABLE_FILE"):
+        return []
+    from envcheck.checks.distributed import ranktable_valid
+    from envcheck.registry import Context
+    from envcheck.runner import run_check
+
+    return run_check(ranktable_valid, Context(facts=facts, matrix_path=matrix))
+
+
+class _CallableModule(types.ModuleType):
+    """`envcheck.preflight` is this module once imported; calling it runs preflight()."""
+
+    def __call__(self, **kwargs: Any) -> Report:
+        return preflight(**kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
