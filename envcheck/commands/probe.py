@@ -1,11 +1,9 @@
-"""`envcheck probe`: print the facts only (no checks, no torch import)."""
+"""`envcheck probe`: print the facts only (no checks, no torch import); `--json` for a snapshot."""
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-
-from envcheck.redact import scrub
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -15,12 +13,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from envcheck.commands.check import collect_facts
-    from envcheck.probe.show import render_facts
+    from envcheck.redact import scrub
 
     facts = collect_facts(args)
     if args.json:
-        doc = {"schema_version": 1, "command": "probe", "facts": facts.to_dict()}
+        from envcheck import __version__
+
+        doc = {"schema_version": 1, "envcheck_version": __version__, "command": "probe", "facts": facts.to_dict()}
         sys.stdout.write(json.dumps(scrub(doc), indent=2, ensure_ascii=False) + "\n")
     else:
+        from envcheck.probe.show import render_facts
+
         sys.stdout.write(render_facts(facts, verbose=args.verbose))
     return 0
