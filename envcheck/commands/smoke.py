@@ -1,0 +1,73 @@
+"""`envcheck smoke [ops|collective]`: operator or collective smoke tests in isolated children."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from envcheck.errors import UsageError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("suite", nargs="?", choices=("ops", "collective"), default="ops",
+                   help="ops: operator suite + parity run (default); collective: N local ranks")
+    p.add_argument("--device", choices=("auto", "npu", "cuda", "cpu"), default="auto",
+                   help="auto: npu when torch_npu imports and sees devices, else cuda, else cpu")
+    p.add_argument("--timeout", type=float, metavar="SEC", default=None,
+                   help="per-test timeout (ops) / no-progress timeout (collective); default 60")
+    p.add_argument("--case", action="append", metavar="NAME", default=None,
+                   help="ops: run only this case (repeatable), e.g. 'matmul[float16]'")
+    g = p.add_argument_group("collective")
+    g.add_argument("--nproc", type=int, metavar="N", default=None,
+                   help="local ranks (default: the device count; 2 on cpu)")
+    g.add_argument("--sizes", metavar="LIST", default=None,
+                   help="comma-separated sweep sizes, e.g. 1K,1M,64M ('none' = no sweep)")
+    g.add_argument("--min-size", metavar="SIZE", default="1K", help="sweep start (default 1K)")
+    g.add_argument("--max-size", metavar="SIZE", default="64M", help="sweep end, doubling (default 64M)")
+    g.add_argument("--iters", type=int, metavar="N", default=5, help="timed iterations per size (default 5)")
+    g.add_argument("--min-busbw", type=float, metavar="GBPS", default=None,
+                   help="fail when a collective's average busbw is below GBPS (as nccl-tests' floor)")
+
+
+def _sizes(args: argparse.Namespace) -> list[int]:
+    from envcheck.smoke.bandwidth import parse_size, size_sweep
+
+    try:
+        if args.sizes is not None:
+            return [] if args.sizes.strip().lower() == "none" else [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+        return size_sweep(parse_size(args.min_size), parse_size(args.max_size))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _validate(args: argparse.Namespace) -> None:
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError(f"--timeout must be positive, got {args.timeout:g}")
+    if args.nproc is not None and args.nproc < 1:
+        raise UsageError(f"--nproc must be at least 1, got {args.nproc}")
+    if args.iters < 1:
+        raise UsageError(f"--iters must be at least 1, got {args.iters}")
+    if args.python and not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
+        raise UsageError(f"--python {args.python}: not an executable file")
+
+
+def run(args: argparse.Namespace) -> int:
+    from envcheck import runner
+    from envcheck.checks.smoke import torch_imports
+    from envcheck.commands._output import emit
+    from envcheck.model import Facts
+    from envcheck.registry import Context
+    from envcheck.smoke.session import session_for
+
+    _validate(args)
+    python = args.python or sys.executable
+    opts = {"smoke": args.suite, "device": args.device, "timeout": args.timeout, "python": python,
+            "nproc": args.nproc, "sizes": _sizes(args) if args.suite == "collective" else None,
+            "min_busbw": args.min_busbw, "iters": args.iters, "cases": args.case}
+    ctx = Context(facts=Facts(python={"executable": python}), matrix_path=args.matrix, options=opts)
+    report = runner.run([torch_imports], ctx, command=f"smoke {args.suite}")
+    rc = emit(report, args)
+    if session_for(ctx).interrupted:
+        print("envcheck: interrupted; the report above shows what finished", file=sys.stderr)
+        return 130
+    return rc
