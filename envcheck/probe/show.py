@@ -32,7 +32,9 @@ def _system(f: Facts, verbose: bool) -> List[str]:
     s = f.system or {}
     lines = [f"OS        {s.get('distro') or s.get('os')}  ({s.get('os')} {s.get('kernel')}, {s.get('arch')})",
              f"glibc     {s.get('glibc') or 'unknown'}",
-             f"host      {s.get('hostname')}, {s.get('cpu_count')} CPUs"]
+             f"host      {s.get('hostname')}, {s.get('cpu_count')} CPUs"
+             + (f" ({s['cpu_model']})" if s.get("cpu_model") else "")
+             + (f", {_gib(s['mem_total_bytes'])} RAM" if s.get("mem_total_bytes") else "")]
     shm = s.get("shm_bytes")
     lines.append(f"/dev/shm  {_gib(shm) if shm is not None else 'unknown'}")
     ifaces = s.get("interfaces")

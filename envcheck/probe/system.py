@@ -33,9 +33,40 @@ def probe(fs: Root) -> Dict[str, Any]:
     if live:
         out["shm_bytes"] = shm_bytes("/dev/shm", fs)
         out["interfaces"] = interfaces(fs)
+        out.update(cpu_and_memory())
     else:
-        out["shm_bytes"] = host.get("shm_bytes")
-        out["interfaces"] = host.get("interfaces")
+        for key in ("shm_bytes", "interfaces", "cpu_model", "mem_total_bytes"):
+            out[key] = host.get(key)
+    return out
+
+
+CPU_IMPLEMENTERS = {"0x48": "HiSilicon (Kunpeng)", "0x41": "Arm", "0x70": "Phytium"}
+
+
+def cpu_and_memory() -> Dict[str, Any]:
+    """CPU model (x86 'model name', or the aarch64 implementer) and MemTotal, from /proc."""
+    out: Dict[str, Any] = {"cpu_model": None, "mem_total_bytes": None}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            head = fh.read(8192)
+    except OSError:
+        head = ""
+    for line in head.splitlines():
+        key, _, val = line.partition(":")
+        key, val = key.strip().lower(), val.strip()
+        if key == "model name" and val:
+            out["cpu_model"] = val
+            break
+        if key == "cpu implementer" and out["cpu_model"] is None:
+            out["cpu_model"] = CPU_IMPLEMENTERS.get(val.lower(), f"implementer {val}")
+    try:
+        with open("/proc/meminfo", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("MemTotal:"):
+                    out["mem_total_bytes"] = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
     return out
 
 
