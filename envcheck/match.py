@@ -33,6 +33,7 @@ MAX_LINE = 64 << 10  # bytes of one line kept for matching; the rest is cut
 EXCERPT = 400  # characters of a matching line kept for display
 BINARY_PROBE = 8192  # bytes inspected for a NUL to call a file binary
 DEFAULT_BUDGET = 300.0  # seconds per scan
+SPECIFIC_ENOUGH = 32  # literal characters beyond which a pattern counts as fully specific
 
 # Error codes that identify a failure without any kb pattern: CANN's `EI0006`, `EE9999`, `E39999`
 # (level E, a module character, four digits) and torch_npu's `ERR01007` (submodule + error type).
@@ -84,8 +85,10 @@ class EntryHits:
     patterns: set[str] = field(default_factory=set)
 
     def sort_key(self) -> tuple:
-        # more specific patterns first, then more hits, then whatever showed up first in the input
-        return (-self.specificity, -self.count, self.order, self.entry_id)
+        # more specific patterns first, then more hits, then whatever showed up first in the input.
+        # Past SPECIFIC_ENOUGH literal characters a pattern is as good as unique: a longer literal
+        # (often a warning quoted whole) must not outrank an error matched on more lines.
+        return (-min(self.specificity, SPECIFIC_ENOUGH), -self.count, self.order, self.entry_id)
 
 
 @dataclass
@@ -259,7 +262,7 @@ class Matcher:
                 continue
             self.rules.append(r)
         parts = [f"(?:{r.regex})" for r in self.rules] + list(CODE_REGEXES)
-        self._pre_re = re.compile("|".join(parts).encode())
+        self._pre_re = re.compile("|".join(parts).encode(), re.M)  # ^ after each newline, as with RE2
 
     # -- public API --------------------------------------------------------------------------
     def scan_text(self, text: str, source: str = "<text>", budget: float = DEFAULT_BUDGET) -> ScanResult:
@@ -293,21 +296,21 @@ class Matcher:
         pending: deque = deque()
         try:
             with _alarm(deadline if self.engine == "re" else None):
-                for block, cut in blocks:
+                for block, start, end, cut in blocks:
                     if state["first"]:
                         state["first"] = False
-                        if b"\0" in block[:BINARY_PROBE]:
+                        if b"\0" in block[start:start + BINARY_PROBE]:
                             result.notes.append(f"{source}: binary file skipped")
                             return False
                         result.files += 1
                     if time.monotonic() > deadline:
                         raise BudgetExceeded
-                    result.bytes += len(block)
+                    result.bytes += end - start
                     result.cut_lines += cut
                     if pool is None:
-                        self._merge(scan(block, deadline), source, state, result)
+                        self._merge(scan(block, start, end, deadline), source, state, result)
                         continue
-                    pending.append(pool.submit(scan, block, deadline))
+                    pending.append(pool.submit(scan, block, start, end, deadline))
                     while len(pending) > workers:
                         self._merge(pending.popleft().result(), source, state, result)
                 while pending:
@@ -331,25 +334,26 @@ class Matcher:
         return True
 
     # -- scanning ----------------------------------------------------------------------------
-    def _scan_block_re2(self, buf: bytes, deadline: float) -> _Block:
-        out = _Block(newlines=buf.count(b"\n"))
+    def _scan_block_re2(self, buf: bytes, start: int, end: int, deadline: float) -> _Block:
+        """Lines buf[start:end] (ending in a newline) through the RE2 prefilter, hits confirmed."""
+        out = _Block(newlines=buf.count(b"\n", start, end))
         try:
-            self._search_re2(buf, deadline, out)
+            self._search_re2(buf, start, end, deadline, out)
         except BudgetExceeded as exc:
             exc.partial = out
             raise
         return out
 
-    def _search_re2(self, buf: bytes, deadline: float, out: _Block) -> None:
-        search, end, pos, n = self._pre.search, len(buf), 0, 0
-        cpos, cline = 0, 0  # newlines counted up to cpos
+    def _search_re2(self, buf: bytes, start: int, end: int, deadline: float, out: _Block) -> None:
+        search, pos, n = self._pre.search, start, 0
+        cpos, cline = start, 0  # newlines counted up to cpos
         while pos < end:
             m = search(buf, pos, end)
             if m is None:
                 break
-            start = m.start()
-            ls = buf.rfind(b"\n", 0, start) + 1
-            le = buf.find(b"\n", start)
+            hit = m.start()
+            ls = buf.rfind(b"\n", start, hit) + 1 or start
+            le = buf.find(b"\n", hit, end)
             le = end if le < 0 else le
             cline += buf.count(b"\n", cpos, ls)
             cpos = ls
@@ -359,17 +363,18 @@ class Matcher:
             if n % 256 == 0 and time.monotonic() > deadline:
                 raise BudgetExceeded
 
-    def _scan_block_re(self, buf: bytes, deadline: float) -> _Block:
-        out = _Block(newlines=buf.count(b"\n"))
+    def _scan_block_re(self, buf: bytes, start: int, end: int, deadline: float) -> _Block:
+        """Lines buf[start:end] one by one through the Python re prefilter, hits confirmed."""
+        out = _Block(newlines=buf.count(b"\n", start, end))
         try:
-            self._search_re(buf, deadline, out)
+            self._search_re(buf, start, end, deadline, out)
         except BudgetExceeded as exc:
             exc.partial = out
             raise
         return out
 
-    def _search_re(self, buf: bytes, deadline: float, out: _Block) -> None:
-        search, pos, n, end = self._pre_re.search, 0, 0, len(buf)
+    def _search_re(self, buf: bytes, start: int, end: int, deadline: float, out: _Block) -> None:
+        search, pos, n = self._pre_re.search, start, 0
         while pos < end:
             le = buf.find(b"\n", pos)
             le = end if le < 0 else le
@@ -439,33 +444,52 @@ def _excerpt(line: bytes) -> str:
     return text if len(text) <= EXCERPT else text[:EXCERPT] + " …"
 
 
-def _blocks(stream: IO[bytes], chunk: int, max_line: int) -> Iterator[tuple[bytes, int]]:
-    """Blocks of whole lines (each ending in a newline) and how many lines were cut in each.
+def _blocks(stream: IO[bytes], chunk: int, max_line: int) -> Iterator[tuple[bytes, int, int, int]]:
+    """(buffer, start, end, lines cut): buffer[start:end] is whole lines, each ending in a newline.
 
-    A line longer than `max_line` keeps its first `max_line` bytes; the rest is read and dropped,
-    so memory is bounded by `chunk + max_line` whatever the input looks like.
+    Big reads are passed on without copying; only a line split across two reads is joined
+    into a small buffer of its own. A line longer than `max_line` keeps its first `max_line`
+    bytes and the rest is read and dropped, so memory is bounded by about `chunk + max_line`
+    per block in flight whatever the input looks like.
     """
     tail, skipping = b"", False
     while True:
         data = stream.read(chunk)
         if not data:
             break
-        cut = 0
-        if skipping:
+        start = 0
+        if skipping or tail:
             nl = data.find(b"\n")
-            if nl < 0:
+            if nl < 0:  # the pending line goes on past this read
+                if not skipping:
+                    tail += data[:max_line - len(tail) + 1]
+                    if len(tail) > max_line:
+                        yield _cut(tail, max_line)
+                        tail, skipping = b"", True
                 continue
-            data, skipping = data[nl + 1:], False
-        buf = tail + data if tail else data
-        last = buf.rfind(b"\n")
-        block, tail = (buf[:last + 1], buf[last + 1:]) if last >= 0 else (b"", buf)
-        if len(tail) >= max_line:  # the start of an over-long line: keep its head only
-            block += tail[:max_line] + b"\n"
-            tail, skipping, cut = b"", True, 1
-        if block:
-            yield block, cut
+            if not skipping:
+                head = tail + data[:min(nl + 1, max_line - len(tail) + 1)]
+                if head.endswith(b"\n"):
+                    yield head, 0, len(head), 0
+                else:
+                    yield _cut(head, max_line)
+            tail, skipping, start = b"", False, nl + 1
+        last = data.rfind(b"\n", start)
+        if last >= 0:
+            yield data, start, last + 1, 0
+            start = last + 1
+        if len(data) - start >= max_line:  # the start of an over-long line: keep its head only
+            yield _cut(data[start:start + max_line], max_line)
+            skipping = True
+        elif start < len(data):
+            tail = data[start:]
     if tail:
-        yield tail + b"\n", 0
+        yield tail + b"\n", 0, len(tail) + 1, 0
+
+
+def _cut(head: bytes, max_line: int) -> tuple[bytes, int, int, int]:
+    line = head[:max_line] + b"\n"
+    return line, 0, len(line), 1
 
 
 class _alarm:

@@ -104,10 +104,26 @@ def test_long_lines_are_cut_not_loaded(engine):
 def test_blocks_memory_is_bounded_by_chunk_plus_max_line():
     data = b"x" * 1_000_000 + b"\nshort\n" + b"y" * 50 + b"\n"
     blocks = list(_blocks(io.BytesIO(data), 8192, 1000))
-    assert max(len(b) for b, _ in blocks) <= 8192 + 1001
-    joined = b"".join(b for b, _ in blocks)
-    assert joined.count(b"\n") == 3 and joined.startswith(b"x" * 1000 + b"\n") and b"short\n" in joined
-    assert sum(c for _, c in blocks) == 1
+    assert max(len(b) for b, *_ in blocks) <= 8192 + 1001
+    joined = b"".join(b[s:e] for b, s, e, _ in blocks)
+    assert joined == b"x" * 1000 + b"\nshort\n" + b"y" * 50 + b"\n"
+    assert sum(c for *_, c in blocks) == 1
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 7, 16, 64, 4096])
+@pytest.mark.parametrize("max_line", [4, 10, 1000])
+def test_blocks_reassemble_lines_for_any_read_size(chunk, max_line):
+    lines = [b"", b"a", b"bb", b"ccc" * 5, b"", b"dddd", b"e" * 40, b"f"]
+    data = b"\n".join(lines)  # no trailing newline
+    got = b"".join(b[s:e] for b, s, e, _ in _blocks(io.BytesIO(data), chunk, max_line)).split(b"\n")[:-1]
+    # matching only ever looks at a line's first max_line bytes; a line is cut physically when it
+    # does not fit in one read, so no line held in memory is longer than the larger of the two
+    assert [line[:max_line] for line in got] == [line[:max_line] for line in lines]
+    assert max(len(line) for line in got) <= max(max_line, chunk)
+    cuts = sum(c for *_, c in _blocks(io.BytesIO(data), chunk, max_line))
+    assert cuts <= sum(len(line) > max_line for line in lines)
+    if chunk <= max_line:
+        assert cuts == sum(len(line) > max_line for line in lines)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -172,6 +188,15 @@ def test_budget_is_checked_between_blocks():
     m = matcher("re2", chunk=1024)
     r = scan(m, (NOISE + "\n") * 10_000, budget=1e-9)
     assert r.budget_exceeded and r.bytes < 100_000
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_anchored_patterns_match_at_every_line_start_and_end(engine):
+    m = Matcher([Rule("anchored", "^\\[ERROR\\] HCCL.*failed$", 20)], engine=engine, chunk=64)
+    text = "[ERROR] HCCL x failed\nnot [ERROR] HCCL y failed\n[ERROR] HCCL z failed later\n[ERROR] HCCL w failed\n"
+    r = scan(m, text * 3)
+    assert r.entries["anchored"].count == 6
+    assert [h.line for h in r.entries["anchored"].first] == [1, 4, 5]
 
 
 def test_unsupported_pattern_is_skipped_with_a_note():
