@@ -1,0 +1,106 @@
+"""Helpers shared by the compatibility checks: reading facts, citing the matrix, fix lines."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from envcheck.model import Evidence, Facts, ev
+from envcheck.versions import AscendVersion, VersionError, base_release, canonical_pip, parse_ascend, parse_pep440
+
+if TYPE_CHECKING:  # pragma: no cover
+    from envcheck.matrix import Conflict, Matrix, Pairing
+
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def ascend(value: str | None) -> tuple[AscendVersion | None, str | None]:
+    """(parsed, problem): parsed is None when the value is absent or unparseable."""
+    if value is None:
+        return None, None
+    try:
+        return parse_ascend(str(value)), None
+    except VersionError as exc:
+        return None, str(exc)
+
+
+def pep(value: str | None) -> tuple[Any, str | None]:
+    if value is None:
+        return None, None
+    try:
+        return parse_pep440(str(value)), None
+    except VersionError as exc:
+        return None, str(exc)
+
+
+def seen(facts: Facts, what: str) -> Evidence:
+    """Evidence line for an observed value, naming where the probe read it."""
+    if what == "cann":
+        inst = facts.active_cann() or {}
+        return ev(inst.get("source") or "cann", f"CANN {inst.get('version')}")
+    if what == "driver":
+        return ev(facts.driver.get("version_source") or "driver", f"driver {facts.driver_version}")
+    if what == "firmware":
+        return ev(facts.driver.get("firmware_source") or "firmware", f"firmware {facts.firmware_version}")
+    if what == "chip":
+        return ev(facts.npu.get("source") or "npu-smi", f"chip {facts.chip}")
+    if what == "python":
+        return ev(facts.python.get("executable") or "python", f"Python {facts.python_version}")
+    files = facts.python.get("package_files") or {}
+    where = next((v for k, v in files.items() if _norm(k) == _norm(what)), None)
+    return ev(where or "python packages", f"{what} {facts.package(what)}")
+
+
+def _norm(name: str) -> str:
+    return name.lower().replace("_", "-")
+
+
+def cite(mx: "Matrix", refs: Iterable[str], line: int = 0, row: str = "") -> list[Evidence]:
+    """Evidence naming the matrix row (file:line) and each source with its URL."""
+    out = []
+    if row:
+        out.append(ev(f"{_short(mx.path)}:{line}" if line else _short(mx.path), row))
+    for ref in dict.fromkeys(refs):
+        out.append(ev(ref, mx.url(ref) or "(no URL)"))
+    return out
+
+
+def _short(path: str) -> str:
+    import os
+
+    return os.path.basename(path)
+
+
+def conflicts(mx: "Matrix", ids: Sequence[str], scope: str) -> list["Conflict"]:
+    return [mx.conflicts[i] for i in ids if i in mx.conflicts and mx.conflicts[i].applies_to == scope]
+
+
+def arch(facts: Facts) -> str | None:
+    a = (facts.system or {}).get("arch")
+    return {"arm64": "aarch64", "amd64": "x86_64"}.get(str(a).lower(), a) if a else None
+
+
+def pip_line(torch: str, torch_npu: str, arch_: str | None = None) -> str:
+    """The exact pip command for one pairing (x86_64 takes torch's CPU build from its index)."""
+    line = f"pip install torch=={canonical_pip(torch)} torch-npu=={canonical_pip(torch_npu)}"
+    if arch_ == "x86_64":
+        line += f" --extra-index-url {CPU_INDEX}"
+    return line
+
+
+def pip_note(mx: "Matrix", p: "Pairing") -> str:
+    """Extra words when a build is not on PyPI."""
+    if mx.wheels and str(parse_pep440(p.torch_npu).public) not in mx.wheels:
+        where = f" (branch {p.branch})" if p.branch else ""
+        return f"torch-npu {p.torch_npu} is not on PyPI: get the wheel from Ascend/pytorch releases{where}"
+    return ""
+
+
+def line_of(version: str) -> tuple[int, ...]:
+    return base_release(version)[:2]
+
+
+def describe(cs: Sequence["Conflict"]) -> str:
+    return "\n".join("sources disagree, " + c.describe() + (f" [{c.resolution}]" if c.resolution else "") for c in cs)
+
+
+def not_in_matrix(mx: "Matrix", what: str) -> str:
+    return f"{what} is not in the matrix (dated {mx.dated}); newer releases need a newer envcheck or a site matrix (--matrix)"
