@@ -75,7 +75,8 @@ def test_new_85_is_consistent():
 def test_broken_tree_reports_ec308_and_ec001():
     f = probe("broken", ASCEND_HOME_PATH="/usr/local/Ascend/nonexistent")
     e308 = run(D.version_files_readable, f)[0]
-    assert e308.status is Status.FAIL and len(e308.evidence) == 6
+    assert e308.status is Status.FAIL and len(e308.evidence) == 7
+    assert any(e.source.endswith("8.2.RC1/version.cfg") and "UTF-8" in e.text for e in e308.evidence)
     assert any("compiler/version.info" in e.source and "directory" in e.text for e in e308.evidence)
     e001 = run(S.probe_complete, f)[0]
     assert e001.status is Status.ERROR and "symlink loop" in e001.title

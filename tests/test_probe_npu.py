@@ -40,6 +40,8 @@ def test_parse_details_of_odd_layouts():
     assert a3[1]["power_w"] is None and a3[0]["power_w"] == 165.3  # second die prints "-"
     p310 = npu.parse_info((OUT / "info-310p3.txt").read_text())["devices"]
     assert [d["id"] for d in p310] == [0, 32, 96, 32768, 32800, 32896]  # card ids, not 0..N-1
+    assert [d["device_id"] for d in p310] == list(range(6))  # `Chip Device` header: logical ids
+    assert a3[3]["phy_id"] == 3 and "device_id" not in a3[3]
     assert p310[0]["memory_used_mb"] == 1851 and p310[0]["memory_total_mb"] == 21527 and p310[0]["power_w"] is None
     old = npu.parse_info((OUT / "info-910a.txt").read_text())["devices"][0]
     assert (old["memory_used_mb"], old["memory_total_mb"], old["hbm_total_mb"]) == (591, 14795, 32768)

@@ -63,6 +63,9 @@ def test_nonroot_install_found_through_home():
     assert active["set_env"] == "/home/alice/Ascend/ascend-toolkit/set_env.sh"
     assert active["nnal"][0]["version"] == "8.0.T63"
     assert sorted(i["version"] for i in f.cann["installs"]) == ["8.1.RC1", "8.1.T6"]
+    cfg = active["version_cfg"]  # the multi-installed version.cfg of vllm-ascend#629
+    assert cfg["running"]["toolkit"] == "8.1.RC1"
+    assert cfg["installed"]["opp_kernel"] == ["8.1.T6", "8.1.RC1", "8.1.RC1"]
     assert f.driver["version"] == "24.1.rc1"  # no package_version line: falls back to ^Version=
     assert f.system["shm_bytes"] == 64 * 1024 ** 2
 
@@ -106,6 +109,7 @@ def test_broken_files_become_probe_errors_not_tracebacks():
     assert "no Version=" in errs[f"file:{d}/opp/version.info"]  # truncated to "Vers"
     assert "no Version=" in errs["file:/usr/local/Ascend/driver/version.info"]  # an HTML page
     assert "NUL" in errs["file:/usr/local/Ascend/firmware/version.info"]  # ELF bytes
+    assert "UTF-8" in errs[f"file:{d}/version.cfg"]
     assert "symlink loop" in errs["cann:/usr/local/Ascend/cann"]
     assert "symlink loop" in errs["cann:/usr/local/Ascend/ascend-toolkit/latest"]
     # the CRLF install.info still parses, and the missing ASCEND_HOME_PATH is simply not an install

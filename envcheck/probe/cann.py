@@ -110,6 +110,7 @@ def read_install(fs: Root, home: str, ident: str, source: str, env: Mapping[str,
         "set_env": set_env_path(fs, home, ident),
         "lib64": fs.real(home.rstrip("/") + "/lib64", "cann"),
         "components": components,
+        "version_cfg": version_cfg_summary(fs, home + "/version.cfg"),
         "kernels": read_kernels(fs, home, arch_dir, components),
         "nnal": read_nnal(fs, home, env),
     }
@@ -180,6 +181,18 @@ def read_version_cfg(fs: Root, path: str) -> Dict[str, Dict[str, List[Tuple[str,
     if not out and text.strip():
         fs.note(f"file:{path}", "no <component>_running_version=[...] lines")
     return out
+
+
+def version_cfg_summary(fs: Root, path: str) -> Optional[Dict[str, Any]]:
+    """version.cfg as {source, running {comp: release}, installed {comp: [release, ...]}} (None if absent)."""
+    if not fs.exists(path):
+        return None
+    cfg = read_version_cfg(fs, path)
+    if not cfg:
+        return None
+    return {"source": path,
+            "running": {c: k["running"][-1][1] for c, k in cfg.items() if k.get("running")},
+            "installed": {c: [rel for _, rel in k["installed"]] for c, k in cfg.items() if k.get("installed")}}
 
 
 def read_kernels(fs: Root, home: str, arch_dir: Optional[str],

@@ -96,8 +96,14 @@ def parse_info(text: str) -> Dict[str, Any]:
     processes: List[Dict[str, Any]] = []
     section = "header"
     pending: Optional[Dict[str, Any]] = None
+    header: List[str] = []
+    second = "phy_id"  # A3 prints `Chip  Phy-ID`; 310P prints `Chip  Device` (the logical device id)
     for line in text.splitlines():
         s = line.strip()
+        if section == "header":
+            header.append(s)
+            if re.search(r"\|\s*Chip\s+Device\b", s):
+                second = "device_id"
         if "Process id" in s:
             section, pending = "proc", None
             continue
@@ -114,7 +120,7 @@ def parse_info(text: str) -> Dict[str, Any]:
                 pending = _row1(cells) or {}
             else:
                 if pending:
-                    devices.append(_row2(pending, cells))
+                    devices.append(_row2(pending, cells, second))
                 pending = None
         elif section == "proc":
             p = _proc(_cells(s))
@@ -150,7 +156,7 @@ def _row1(cells: List[str]) -> Optional[Dict[str, Any]]:
             "temp_c": _num(toks[1]) if len(toks) > 1 else None}
 
 
-def _row2(r1: Dict[str, Any], cells: List[str]) -> Dict[str, Any]:
+def _row2(r1: Dict[str, Any], cells: List[str], second: str = "phy_id") -> Dict[str, Any]:
     """`| 0 | 0000:C1:00.0 | 0  0 / 0  2654 / 32768 |`; A3/310P put a 2nd number (phy-id/device) first."""
     dev: Dict[str, Any] = dict(r1)
     first = cells[0].split() if cells else []
@@ -159,7 +165,7 @@ def _row2(r1: Dict[str, Any], cells: List[str]) -> Dict[str, Any]:
         first = cells[0].split()
     dev["chip_id"] = int(first[0]) if first and first[0].isdigit() else 0
     if len(first) > 1 and first[1].isdigit():
-        dev["phy_id"] = int(first[1])
+        dev[second] = int(first[1])
     dev["bus_id"] = cells[1] if len(cells) > 1 and cells[1] not in ("", "NA") else None
     last = cells[-1] if len(cells) > 2 else ""
     toks = last.split()

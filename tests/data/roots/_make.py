@@ -193,7 +193,7 @@ def broken() -> None:
     t.file(f"{d}/toolkit/version.info", b"Version=8.2.0.0.201\x00\x00\x00\x00\xff\xfe")
     t.dir(f"{d}/compiler/version.info")  # a directory where the file belongs: unreadable even as root
     t.file(f"{d}/opp/version.info", "Vers")  # truncated mid-key
-    t.file(f"{d}/version.cfg", b"\xff\xfe\x00r\x00u\x00n\x00")
+    t.file(f"{d}/version.cfg", b"runtime_running_version=[7.7.T20.0.B210:8.2.RC1\xe9]\n")  # Latin-1, not UTF-8
     # cann -> ascend-toolkit/latest -> /usr/local/Ascend/cann: the hand-made ELOOP of research §2.7
     t.link(f"{A}/ascend-toolkit/latest", "/usr/local/Ascend/cann")
     t.link(f"{A}/cann", "ascend-toolkit/latest")
