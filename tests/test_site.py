@@ -1,0 +1,209 @@
+"""The kb site: `mkdocs build --strict` with the generated pages, and a real headless Chromium test."""
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, REPO
+from envcheck.kb.entries import load_kb
+
+MINI = DATA / "kb-mini"
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--window-size=1280,1000"]
+
+
+def build_site(out: Path, kb: Path | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    env.pop("ENVCHECK_SITE_KB", None)
+    if kb is not None:
+        env["ENVCHECK_SITE_KB"] = str(kb)
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(REPO / "mkdocs.yml"),
+                           "-d", str(out)], capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def mini_site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "site"
+    p = build_site(out, MINI)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return out
+
+
+def page(site: Path, path: str) -> str:
+    return (site / path / "index.html").read_text(encoding="utf-8")
+
+
+def test_entry_page_shows_chinese_title_summary_and_metadata(mini_site):
+    html = page(mini_site, "kb/hccl-init/hccl-socket-timeout-ei0006")
+    assert "HCCL 建链失败：获取 socket 超时（EI0006）" in html
+    assert "现象：初始化通信域时报 EI0006" in html
+    assert 'href="../../../error-codes/#code-ei0006"' in html
+    assert "envcheck kb show hccl-socket-timeout-ei0006" in html
+    assert 'href="../../../tags/#tag:network"' in html  # material tags from the plain `tags:` key
+    for section in ("Symptom", "Cause", "Fix", "Verify"):
+        assert f'id="{section.lower()}"' in html
+    linked = page(mini_site, "kb/env-not-loaded/libhccl-not-found")
+    assert 'href="../../../checks/EC201/"' in linked
+
+
+def test_entries_stay_plain_markdown():
+    """The site adds titles and metadata at build time: no generator syntax in the entry files."""
+    import re
+
+    generator_syntax = re.compile(r"^\s*(!!!|\?\?\?\+?) |<!-- material/|^\s*\{%|\{:", re.M)
+    for e in load_kb(REPO / "kb").entries + load_kb(MINI).entries:
+        m = generator_syntax.search(e.body)
+        assert m is None, (e.path, m and m.group(0))
+
+
+def test_category_pages_and_nav(mini_site):
+    html = page(mini_site, "kb/version-mismatch")
+    assert "torch 与 torch_npu 版本不匹配" in html and "torch_npu 与 CANN 版本不匹配" in html
+    assert "No entries yet." in page(mini_site, "kb/migration")
+    home = page(mini_site, "kb")
+    assert "Rank configuration" in home and "HCCL timeout" in home
+
+
+def test_check_reference_pages(mini_site):
+    from envcheck.checks import by_id
+
+    check = by_id()["EC201"]
+    html = page(mini_site, "checks/EC201")
+    assert "cann-env-not-loaded" in html
+    import html as html_mod
+    import re
+
+    first_doc_line = (check.fn.__doc__ or "").strip().splitlines()[0]
+    plain = html_mod.unescape(re.sub(r"<[^>]+>", "", html))
+    assert re.sub(r"`", "", first_doc_line) in re.sub(r"\s+", " ", plain)  # "what it checks"
+    assert 'href="../../kb/env-not-loaded/libhccl-not-found/"' in html
+    index = page(mini_site, "checks")
+    assert all(f'href="{c.code}/"' in index for c in set(by_id().values()))
+
+
+def test_error_code_index(mini_site):
+    html = page(mini_site, "error-codes")
+    for code, target in (("EI0006", "hccl-init/hccl-socket-timeout-ei0006"), ("ERR02200", "hccl-timeout/hccl-collective-timeout"),
+                         ("EL0004", "out-of-memory/npu-out-of-memory")):
+        assert f'id="code-{code.lower()}"' in html
+        assert f'href="../kb/{target}/"' in html
+
+
+def test_matrix_page(mini_site):
+    import yaml
+
+    data = yaml.safe_load((REPO / "matrix.yaml").read_text(encoding="utf-8"))
+    html = page(mini_site, "matrix")
+    rows = [(r["version"], t["torch_npu"]) for r in data["cann"] for t in r.get("torch") or []]
+    assert rows
+    for cann, npu in rows[:5] + rows[-3:]:
+        assert f"<code>{cann}</code>" in html and f"<code>{npu}</code>" in html
+    assert "<table>" in html
+
+
+def test_search_index_is_segmented_for_chinese(mini_site):
+    index = json.loads((mini_site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    assert "zh" in index["config"]["lang"] and "\\u200b" in index["config"]["separator"]
+    text = " ".join(d["text"] + d["title"] for d in index["docs"])
+    assert "\u200b" in text  # jieba split the Chinese text with zero-width spaces
+    assert "EI0006" in text
+
+
+@pytest.mark.slow
+def test_real_site_builds_strict(tmp_path):
+    out = tmp_path / "site"
+    p = build_site(out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for e in load_kb(REPO / "kb").entries:
+        assert (out / "kb" / e.category / e.id / "index.html").exists(), e.id
+    assert (out / "matrix" / "index.html").exists() and (out / "error-codes" / "index.html").exists()
+
+
+# ---------------------------------------------------------------- the browser
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # keep pytest output clean
+        pass
+
+
+@pytest.fixture
+def served(mini_site):
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(mini_site)))
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}/"
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture
+def browser(tmp_path):
+    if not (os.path.exists(CHROMIUM) and shutil.which("chromedriver")):
+        pytest.skip("needs Debian's chromium and chromium-driver (installed by .ci/run)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in CHROMIUM_FLAGS + [f"--user-data-dir={tmp_path / 'profile'}"]:
+        opts.add_argument(flag)
+    driver = webdriver.Chrome(options=opts, service=Service(shutil.which("chromedriver") or CHROMEDRIVER))
+    yield driver
+    driver.quit()
+
+
+def _search(driver, base: str, query: str, expect: str):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(base)
+    box = WebDriverWait(driver, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, "input.md-search__input"))
+    box.click()
+    box.send_keys(query)
+
+    def hit(d):
+        for item in d.find_elements(By.CSS_SELECTOR, "li.md-search-result__item"):
+            if expect in item.text:
+                return item
+        return False
+
+    return WebDriverWait(driver, 20).until(hit)
+
+
+@pytest.mark.slow
+def test_browser_search_error_code_then_open_and_screenshot(served, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    title = "HCCL link setup times out (EI0006 Getting socket times out)"
+    item = _search(browser, served, "EI0006", title)
+    first = browser.find_elements(By.CSS_SELECTOR, "li.md-search-result__item")[0]
+    assert title in first.text  # the entry that declares the code is the top result
+    item.find_element(By.CSS_SELECTOR, "a.md-search-result__link").click()
+    WebDriverWait(browser, 20).until(lambda d: "/kb/hccl-init/hccl-socket-timeout-ei0006/" in d.current_url)
+    h1 = WebDriverWait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, "article h1"))
+    assert h1.text.startswith("HCCL link setup times out")
+    shot = tmp_path / "entry.png"
+    assert browser.save_screenshot(str(shot))
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width >= 800 and height >= 600
+    assert len(data) > 20_000  # a rendered page, not a blank image
+
+
+@pytest.mark.slow
+def test_browser_search_in_chinese(served, browser):
+    _search(browser, served, "版本不匹配", "torch and torch_npu versions do not match")
