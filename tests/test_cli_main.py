@@ -86,3 +86,14 @@ def test_secrets_never_reach_any_output(cli, monkeypatch, tmp_path):
     doc = json.loads(outs[2])
     assert "MY_API_TOKEN" not in doc["facts"]["env"]
     assert doc["facts"]["env"]["ASCEND_CUSTOM_URL"] == "https://ci:<redacted>@mirror.example/x"
+
+
+def test_probe_snapshot_can_be_judged_offline(cli, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", f"{STUB_BIN}:/usr/bin:/bin")
+    monkeypatch.setenv("NPU_SMI_FIXTURE", "910b4-unhealthy")
+    snap = cli("probe", "--json", "--root", str(ROOTS / "cann-no-driver")).out
+    (tmp_path / "facts.json").write_text(snap)
+    monkeypatch.setenv("PATH", "/nonexistent")  # the judgement must not re-probe this machine
+    res = cli("--facts", str(tmp_path / "facts.json"), "--json", "--no-smoke", "--select", "EC3")
+    codes = {f["code"]: f["status"] for f in res.json()["findings"]}
+    assert codes["EC302"] == "fail" and codes["EC306"] == "fail" and codes["EC303"] == "fail"

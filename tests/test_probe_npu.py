@@ -41,6 +41,7 @@ def test_parse_details_of_odd_layouts():
     p310 = npu.parse_info((OUT / "info-310p3.txt").read_text())["devices"]
     assert [d["id"] for d in p310] == [0, 32, 96, 32768, 32800, 32896]  # card ids, not 0..N-1
     assert [d["device_id"] for d in p310] == list(range(6))  # `Chip Device` header: logical ids
+    assert [d["logic_id"] for d in p310] == list(range(6)) and [d["logic_id"] for d in a3] == list(range(16))
     assert a3[3]["phy_id"] == 3 and "device_id" not in a3[3]
     assert p310[0]["memory_used_mb"] == 1851 and p310[0]["memory_total_mb"] == 21527 and p310[0]["power_w"] is None
     old = npu.parse_info((OUT / "info-910a.txt").read_text())["devices"][0]
@@ -116,3 +117,27 @@ def test_davinci_fallback_counts_only_numbered_devices(tmp_path):
 def test_root_fallback_paths_not_used_under_a_fixture_root(tmp_path):
     # /usr/local/sbin/npu-smi of *this* machine must not describe a --root fixture
     assert npu.find_npu_smi(Root(str(tmp_path)), {"PATH": ""}) is None
+
+
+def _mutations():
+    from hypothesis import strategies as st
+
+    lines = []
+    for f in sorted(OUT.glob("info-*.txt")):
+        lines.extend(f.read_text().splitlines())
+    return st.lists(st.one_of(st.sampled_from(lines), st.text(alphabet="|+=- 0123456789/.ABOKNaz:", max_size=60)),
+                    max_size=40)
+
+
+def test_parse_info_survives_shuffled_and_garbled_tables():
+    from hypothesis import given, settings
+
+    @settings(max_examples=150, deadline=None)
+    @given(_mutations())
+    def prop(lines):
+        r = npu.parse_info("\n".join(lines))
+        assert r["count"] == len(r["devices"])
+        for d in r["devices"]:
+            assert isinstance(d["id"], int) and isinstance(d["chip_id"], int)
+
+    prop()

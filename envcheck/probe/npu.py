@@ -126,6 +126,10 @@ def parse_info(text: str) -> Dict[str, Any]:
             p = _proc(_cells(s))
             if p:
                 processes.append(p)
+    for i, d in enumerate(devices):
+        # Logical ids (what ASCEND_RT_VISIBLE_DEVICES, torch and /dev/davinciN count) are dense and
+        # follow the table order; NPU ids are card ids (310P: 0, 32, 96, ...).
+        d["logic_id"] = i
     names = Counter(d["name"] for d in devices if d.get("name"))
     return {
         "tool_version": m.group(1) if m else None,
