@@ -68,7 +68,8 @@ def preflight(*, strict: bool = False, timeout: float = 60.0, device: str = "aut
     worst = [f for f in report.findings if f.status in bad]
     if worst:
         f = max(worst, key=lambda f: f.status.severity)
-        raise PreflightError(message(f, session.rank), report, f.code, f.kb, list(f.data.get("ranks", [])))
+        rank = f.data.get("rank")
+        raise PreflightError(message(f, session.rank), report, f.code, f.kb, [rank] if isinstance(rank, int) else [])
     return report
 
 
@@ -186,12 +187,12 @@ def _rendezvous(env: Mapping[str, str], rank: int, world: int, timeout: float, a
     return roll, True
 
 
-def _stage(roll: Roll, name: str) -> None:
-    missing = roll.arrive(name)
-    if missing:
-        raise RendezvousError("EC507", f"{roll.describe(missing)} did not reach the {name!r} stage within "
-                              f"{roll.timeout:g} s (hung, crashed or much slower than the others)",
-                              ranks=missing, who=roll.who)
+def stage(roll: Roll, name: str) -> None:
+    """Barrier on the store: raises PreflightError (EC507) naming the ranks that did not arrive in time."""
+    try:
+        roll.arrive(name)
+    except RendezvousError as exc:
+        raise _fail_early(exc, roll.rank) from None
 
 
 def _gather(session: Session, env: Mapping[str, str], issues: list, matrix: str | None) -> None:
@@ -201,7 +202,7 @@ def _gather(session: Session, env: Mapping[str, str], issues: list, matrix: str 
     if env.get(SLEEP_RANK) == str(session.rank):
         time.sleep(float(env.get(SLEEP_SECONDS) or 3600))
     assert session.roll is not None
-    _stage(session.roll, "facts")
+    stage(session.roll, "facts")
     mine = gather.payload(session.rank, session.roll.who.get(session.rank, {}), env, session.facts, issues,
                           str(session.device))
     everyone = all_gather_json(mine, session.device.torch_device)
@@ -216,7 +217,7 @@ def _all_reduce(session: Session) -> Finding:
     from envcheck.cluster.gather import finding
 
     assert session.roll is not None
-    _stage(session.roll, "all_reduce")
+    stage(session.roll, "all_reduce")
     world = session.world_size
     t0 = time.perf_counter()
     try:

@@ -12,9 +12,10 @@ import os
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 POLL = 0.05
+ACK_GRACE = 3.0  # how long a rank that gives up waits for the others to read the verdict
 _calls = 0  # preflight may run more than once per process: each call gets its own key space
 
 
@@ -28,6 +29,14 @@ class RendezvousError(Exception):
         self.variable = variable
         self.ranks = ranks or []
         self.who = dict(who or {})
+
+    def to_json(self) -> str:
+        return json.dumps({"code": self.code, "message": str(self), "variable": self.variable, "ranks": self.ranks})
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> "RendezvousError":
+        d = json.loads(text)
+        return cls(d["code"], d["message"], d.get("variable", ""), d.get("ranks"))
 
 
 @dataclass
@@ -51,14 +60,15 @@ class Roll:
 
     def _arrive(self, stage: str) -> list[int]:
         self.store.set(f"stage/{stage}/{self.rank}", json.dumps(time.time()))
-        n = self.store.add(f"stage/{stage}", 1)
-        deadline = time.monotonic() + self.timeout
-        while n < self.world_size and time.monotonic() < deadline:
-            time.sleep(POLL)
-            n = self.store.add(f"stage/{stage}", 0)
-        if n >= self.world_size:
-            return []
-        return [r for r in range(self.world_size) if not self.store.check([f"stage/{stage}/{r}"])]
+
+        def explain(n: int) -> RendezvousError:
+            missing = [r for r in range(self.world_size) if not self.store.check([f"stage/{stage}/{r}"])]
+            return RendezvousError("EC507", f"{self.describe(missing)} did not reach the {stage!r} stage within "
+                                   f"{self.timeout:g} s (hung, crashed or much slower than the others)",
+                                   ranks=missing)
+
+        barrier(self.store, f"stage/{stage}", self.world_size, self.timeout, explain)
+        return []
 
     def arrivals(self, stage: str) -> dict[int, float]:
         """When each rank reached `stage` (wall clock seconds)."""
@@ -117,33 +127,81 @@ def namespace(env: Mapping[str, str]) -> str:
     return f"envcheck/{run}/{restart}/{_calls}"
 
 
+def barrier(store: Any, name: str, world_size: int, timeout: float,
+            explain: Callable[[int], RendezvousError]) -> int:
+    """Count this rank in `name` and wait for `world_size` arrivals; raise the same verdict on every rank.
+
+    The first rank to give up writes `explain(arrived)` under `<name>/verdict`; ranks still waiting
+    read it instead of timing out on their own, so every rank says the same thing.
+    """
+    n = store.add(name, 1)
+    deadline = time.monotonic() + timeout
+    while n < world_size:
+        if store.check([f"{name}/verdict"]):
+            break
+        if time.monotonic() >= deadline:
+            conclude(store, name, explain(n))
+        time.sleep(POLL)
+        n = store.add(name, 0)
+    else:
+        return n
+    conclude(store, name, None)
+    return n  # pragma: no cover - conclude always raises
+
+
+def conclude(store: Any, name: str, err: RendezvousError | None) -> None:
+    """Publish `err` as the verdict of `name` (unless one exists), acknowledge it and raise it.
+
+    Waits up to ACK_GRACE for every rank that arrived to acknowledge: rank 0 may host the store,
+    and exiting at once would cut the others off before they read the verdict.
+    """
+    key = f"{name}/verdict"
+    if err is not None:
+        store.compare_set(key, "", err.to_json())
+    verdict = RendezvousError.from_json(store.get(key))
+    acks = store.add(f"{key}/ack", 1)
+    grace = time.monotonic() + ACK_GRACE
+    while acks < store.add(name, 0) and time.monotonic() < grace:
+        time.sleep(POLL)
+        acks = store.add(f"{key}/ack", 0)
+    raise verdict
+
+
 def join(store: Any, rank: int, world_size: int, who: dict[str, Any], timeout: float) -> Roll:
     """Everyone adds itself; wait until WORLD_SIZE ranks joined, then insist each RANK is used once."""
+    try:
+        return _join(store, rank, world_size, who, timeout)
+    except (RuntimeError, OSError) as exc:
+        if isinstance(exc, RendezvousError):
+            raise
+        raise RendezvousError("EC508", f"rank {rank} lost the rendezvous store while joining "
+                              f"({_first_line(exc)}): its host (rank 0 or the torchrun agent) exited") from None
+
+
+def _join(store: Any, rank: int, world_size: int, who: dict[str, Any], timeout: float) -> Roll:
     store.set(f"who/{rank}", json.dumps(who))
     store.add(f"rank/{rank}", 1)
-    n = store.add("joined", 1)
-    deadline = time.monotonic() + timeout
-    while n < world_size and time.monotonic() < deadline:
-        time.sleep(POLL)
-        n = store.add("joined", 0)
     roll = Roll(store, rank, world_size, timeout)
-    roll.who = _records(store, world_size)
-    if n < world_size:
-        here = sorted(roll.who)
+
+    def explain(n: int) -> RendezvousError:
+        roll.who = _records(store, world_size)
         missing = [r for r in range(world_size) if r not in roll.who]
-        raise RendezvousError(
+        return RendezvousError(
             "EC501", f"WORLD_SIZE={world_size} but only {n} process(es) joined within {timeout:g} s "
-            f"({roll.describe(here)}); missing rank(s) {', '.join(map(str, missing))}. Either WORLD_SIZE is larger "
-            "than the number of processes launched, or those ranks failed to start",
-            "WORLD_SIZE", missing, roll.who)
+            f"({roll.describe(sorted(roll.who))}); missing rank(s) {', '.join(map(str, missing))}. Either WORLD_SIZE "
+            "is larger than the number of processes launched, or those ranks failed to start",
+            "WORLD_SIZE", missing)
+
+    n = barrier(store, "joined", world_size, timeout, explain)
+    roll.who = _records(store, world_size)
     dup = [r for r in range(world_size) if store.add(f"rank/{r}", 0) > 1]
     if dup or n > world_size:
         missing = [r for r in range(world_size) if r not in roll.who]
-        raise RendezvousError(
+        conclude(store, "joined", RendezvousError(
             "EC502", f"{n} processes joined a world of {world_size}: RANK "
             f"{', '.join(map(str, dup)) or '?'} is used by more than one process"
             + (f" and rank(s) {', '.join(map(str, missing))} by none" if missing else ""),
-            "RANK", dup, roll.who)
+            "RANK", dup))
     return roll
 
 

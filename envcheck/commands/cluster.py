@@ -92,19 +92,19 @@ def _extras(session: Any, sizes: list[int], link_bytes: int, timeout: float) -> 
     """Sweep, links and the slowest rank: every rank takes part; findings are the same on all."""
     from envcheck.cluster import links
     from envcheck.cluster.comm import all_gather_json
-    from envcheck.preflight import _stage
+    from envcheck.preflight import stage
     from envcheck.smoke.collective import aggregate, run_collectives
 
     dev = session.device.torch_device
-    _stage(session.roll, "sweep")
+    stage(session.roll, "sweep")
     mine: dict[str, Any] = {"compute_s": _compute(dev), "sweep": None}
     if sizes:
         mine["sweep"] = run_collectives(dev, sizes=sizes, ops=("all_reduce", "all_gather"), iters=3)
     names = {p["rank"]: f"rank {p['rank']} ({p['node']})" for p in session.payloads}
     todo = links.pairs(links.units(session.payloads)) if link_bytes else []
-    _stage(session.roll, "links")
+    stage(session.roll, "links")
     mine["links"] = links.run_pairs(session.rank, todo, link_bytes, dev, timeout)
-    _stage(session.roll, "report")
+    stage(session.roll, "report")
     everyone = all_gather_json(mine, dev)
     out = []
     if sizes:
