@@ -269,7 +269,9 @@ class Matcher:
         import io
 
         result = ScanResult()
-        self.scan_stream(io.BytesIO(text.encode("utf-8", "replace")), source, result, budget=budget)
+        data = text.encode("utf-8", "replace")
+        workers = None if len(data) > self.chunk else 1  # no thread pool for short evidence
+        self.scan_stream(io.BytesIO(data), source, result, budget=budget, workers=workers)
         return result
 
     def match_line(self, line: str | bytes) -> list[Rule]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -69,6 +70,7 @@ def test_directory_recursion_gzip_and_binary_skip(diag, tmp_path):
     with gzip.open(tmp_path / "debug" / "device-0" / "device-1_old.log.gz", "wt") as fh:
         fh.write(PLOG_OK * 41 + OOM + "\n")
     (tmp_path / "core.bin").write_bytes(b"\x7fELF\x02\x01\x01\x00" + LIBHCCL.encode() * 10)
+    os.mkfifo(tmp_path / "debug" / "pipe")  # reading it would block forever: directories skip it
     d = diag(str(tmp_path), "--json").json()
     hits = {m["id"]: m["lines"][0] for m in d["matches"]}
     assert hits["fx-libs-missing"] == {"file": str(tmp_path / "debug" / "plog" / "plog-1_20250101.log"),

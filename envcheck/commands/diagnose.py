@@ -71,10 +71,13 @@ def resolve_inputs(paths: list[str]) -> list[str]:
 
 
 def _walk(top: str) -> Iterator[str]:
+    """Regular files under top, sorted; FIFOs, sockets and devices are left alone (they may block)."""
     for dirpath, dirnames, filenames in os.walk(top):
         dirnames.sort()
         for name in sorted(filenames):
-            yield os.path.join(dirpath, name)
+            path = os.path.join(dirpath, name)
+            if os.path.isfile(path):
+                yield path
 
 
 def _open(path: str) -> list[IO[bytes]]:
