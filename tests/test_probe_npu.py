@@ -1,7 +1,6 @@
 """npu-smi: every recorded layout parses; missing / failing / hanging npu-smi is recorded, never raised."""
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 

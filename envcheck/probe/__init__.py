@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import os
-from typing import Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from envcheck.model import Facts
 
@@ -33,7 +33,7 @@ def collect(root: str = "/", python: Optional[str] = None, timeout: float = 10.0
     return facts
 
 
-def _guard(fs, area, fn, empty):
+def _guard(fs: Any, area: str, fn: Callable[[], Any], empty: Any) -> Any:
     """Run one area's probe; an unexpected exception becomes a probe error, not a traceback."""
     try:
         return fn()
