@@ -111,13 +111,13 @@ def launch(nproc: int, device: str = "cpu", sizes: Sequence[int] | None = None,
 
 def _rank_env(rank: int, nproc: int, port: int, kind: str, extra: dict[str, str] | None) -> dict[str, str]:
     env = dict(os.environ)
+    env.update(extra or {})
     pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_parent, env.get("PYTHONPATH", "")) if p)
     env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(nproc),
                LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(nproc))
     if kind == "cpu":
         env.setdefault("OMP_NUM_THREADS", "1")  # N ranks on a few cores: do not oversubscribe
-    env.update(extra or {})
     return env
 
 

@@ -138,11 +138,11 @@ class _Worker:
 
 def _env(extra: dict[str, str] | None, fd: int) -> dict[str, str]:
     env = dict(os.environ)
-    pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_parent, env.get("PYTHONPATH", "")) if p)
     env.pop("TORCH_NPU_WARNING_DISABLE", None)  # fallback warnings must be printed to be seen
     env.pop("RANK", None)  # recent torch_npu prints them only on rank 0 or without RANK
     env.update(extra or {})
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_parent, env.get("PYTHONPATH", "")) if p)
     env["ENVCHECK_SMOKE_FD"] = str(fd)
     env["PYTHONUNBUFFERED"] = "1"
     return env
@@ -176,8 +176,9 @@ def run_suite(which: str | Sequence[str] = "all", device: str = "auto", timeout:
                 _note_ready(res, worker, ready)
                 if pending is None:
                     pending = select_cases(ready["cases"], ready["quick"], which)
+                limits = ready.get("timeouts") or {}
                 while pending:
-                    out = _one(worker, pending[0], timeout)
+                    out = _one(worker, pending[0], limits.get(pending[0]) or timeout)
                     pending.pop(0)
                     _emit(res, out, on_outcome)
                     if out.status in ("crash", "timeout"):

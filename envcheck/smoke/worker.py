@@ -49,28 +49,27 @@ def compare(adapter: Any, result: Any, reference: Any, tol: float) -> dict[str, 
     got, want = _flatten(result), _flatten(reference)
     if len(got) != len(want):
         return {"status": "error", "error": f"case returned {len(got)} results for {len(want)} references"}
-    worst, devices = 0.0, set()
+    bad = [type(g).__name__ for g in got if not isinstance(g, torch.Tensor)]
+    if bad:
+        return {"status": "error", "error": f"case returned {bad[0]}, not a tensor"}
+    devices = sorted({g.device.type for g in got})
+    where = ",".join(devices)
+    if devices != [adapter.kind]:
+        return {"status": "fail", "result_device": where, "error": f"result lives on {where}, expected {adapter.kind}"}
+    worst = 0.0
     for g, w in zip(got, want):
-        if not isinstance(g, torch.Tensor):
-            return {"status": "error", "error": f"case returned {type(g).__name__}, not a tensor"}
-        devices.add(g.device.type)
         g64, w64 = g.detach().to("cpu", torch.float64), torch.as_tensor(w).detach().to("cpu", torch.float64)
         if g64.shape != w64.shape:
-            return {"status": "fail", "error": f"shape {tuple(g64.shape)} != reference {tuple(w64.shape)}"}
+            return {"status": "fail", "result_device": where,
+                    "error": f"shape {tuple(g64.shape)} != reference {tuple(w64.shape)}"}
         if g64.numel():
-            scale = max(1.0, float(w64.abs().max()))
-            err = float((g64 - w64).abs().max()) / scale
-            if math.isnan(err) or err > worst:
-                worst = err
+            err = float((g64 - w64).abs().max()) / max(1.0, float(w64.abs().max()))
+            worst = err if math.isnan(err) or err > worst else worst
             if math.isnan(worst):
                 break
-    on_device = devices == {adapter.kind}
-    ok = on_device and not math.isnan(worst) and worst <= tol
-    out: dict[str, Any] = {"status": "ok" if ok else "fail", "max_err": worst, "tol": tol,
-                           "result_device": ",".join(sorted(devices))}
-    if not on_device:
-        out["error"] = f"result lives on {out['result_device']}, expected {adapter.kind}"
-    elif not ok:
+    ok = not math.isnan(worst) and worst <= tol
+    out: dict[str, Any] = {"status": "ok" if ok else "fail", "max_err": worst, "tol": tol, "result_device": where}
+    if not ok:
         out["error"] = f"max error {worst:.3g} exceeds tolerance {tol:.3g}"
     return out
 
@@ -128,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     chan.send(event="ready", device=str(adapter), kind=adapter.kind, torch=torch.__version__,
               seconds=time.perf_counter() - t0, cases=[c.name for c in ordered()],
-              quick=[c.name for c in ordered() if c.quick])
+              quick=[c.name for c in ordered() if c.quick],
+              timeouts={c.name: c.timeout for c in ordered() if c.timeout})
     for line in sys.stdin:
         name = line.strip()
         if not name:
