@@ -241,11 +241,14 @@ class Matcher:
         self._set = _re2.Set.SearchSet(opts)
         for r in rules:
             try:
-                _re2.compile(r.regex.encode(), opts)
-                self._set.Add(r.regex.encode())
+                rx = _re2.compile(r.regex.encode(), opts)
+                _re2.compile(f"(?:{r.regex})".encode(), opts)  # must also stand inside the combined prefilter
             except _re2.error as exc:
                 self.notes.append(f"pattern of {r.entry_id} skipped (RE2 cannot compile it: {exc}): {r.regex}")
                 continue
+            if self._matches_empty(r, rx.search(b"")):
+                continue
+            self._set.Add(r.regex.encode())
             self.rules.append(r)
         parts = [f"(?:{r.regex})" for r in self.rules] + list(CODE_REGEXES)
         self._pre = _re2.compile(("(?m)" + "|".join(parts)).encode(), opts)
@@ -256,13 +259,23 @@ class Matcher:
         self._res = []
         for r in rules:
             try:
-                self._res.append(re.compile(r.regex.encode()))
+                rx = re.compile(r.regex.encode())
+                re.compile(f"(?:{r.regex})".encode())  # must also stand inside the combined prefilter
             except re.error as exc:
                 self.notes.append(f"pattern of {r.entry_id} skipped (does not compile: {exc}): {r.regex}")
                 continue
+            if self._matches_empty(r, rx.search(b"")):
+                continue
+            self._res.append(rx)
             self.rules.append(r)
         parts = [f"(?:{r.regex})" for r in self.rules] + list(CODE_REGEXES)
         self._pre_re = re.compile("|".join(parts).encode(), re.M)  # ^ after each newline, as with RE2
+
+    def _matches_empty(self, r: Rule, m: object) -> bool:
+        """A pattern matching empty text would match every line: skip it, say so."""
+        if m is not None:
+            self.notes.append(f"pattern of {r.entry_id} skipped (it matches empty text, so every line): {r.regex}")
+        return m is not None
 
     # -- public API --------------------------------------------------------------------------
     def scan_text(self, text: str, source: str = "<text>", budget: float = DEFAULT_BUDGET) -> ScanResult:

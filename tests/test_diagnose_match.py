@@ -206,6 +206,16 @@ def test_unsupported_pattern_is_skipped_with_a_note():
     assert [r.entry_id for r in m.match_line("a needle here")] == ["good"]
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_patterns_that_would_break_the_combined_prefilter_are_skipped(engine):
+    rules = [Rule("unbalanced", "a)(b", 2), Rule("empty", "x*", 0), Rule("good", "needle", 6)]
+    m = Matcher(rules, engine=engine)
+    assert [r.entry_id for r in m.rules] == ["good"]
+    assert len(m.notes) == 2 and "matches empty text" in m.notes[1]
+    r = scan(m, "hay\nneedle\nhay\n")
+    assert list(r.entries) == ["good"] and r.entries["good"].count == 1
+
+
 def test_engines_agree_on_the_fixture_examples():
     kb = load_kb(str(FIXTURE_KB))
     examples = [(e.id, x) for e in kb.entries for p in e.patterns for x in p.examples]
