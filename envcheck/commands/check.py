@@ -22,7 +22,8 @@ def collect_facts(args: argparse.Namespace) -> Facts:
             raise UsageError(f"{facts_file}: not an envcheck facts document")
         return Facts.from_dict(doc.get("facts", doc))
     if not os.path.isdir(args.root):
-        raise UsageError(f"--root {args.root}: no such directory")
+        why = "not a directory" if os.path.exists(args.root) else "no such directory"
+        raise UsageError(f"--root {args.root}: {why}")
     from envcheck import probe
 
     return probe.collect(root=args.root, python=args.python,
