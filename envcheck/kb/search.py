@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-INDEX_VERSION = 3
+INDEX_VERSION = 5
 FIELD_WEIGHTS = {
     "id": 3.0, "title": 3.0, "title_zh": 3.0, "codes": 3.0, "symptoms": 2.0, "summary_zh": 2.0,
     "tags": 1.5, "category": 1.5, "patterns": 1.0, "body": 1.0,
@@ -40,7 +40,8 @@ GLOSSARY = {
     "算子": "operator op", "设备": "device npu", "初始化": "init", "通信": "hccl communication",
     "集合通信": "collective hccl", "建链": "link socket", "网卡": "nic network", "环境变量": "environment",
     "精度": "precision numerics", "溢出": "overflow", "性能": "performance slow", "慢": "slow",
-    "数据": "data", "断点": "checkpoint resume", "保存": "save checkpoint", "迁移": "migration cuda",
+    "数据": "data", "数据加载": "dataloader pipeline data", "预处理": "preprocessing",
+    "断点": "checkpoint resume", "续训": "resume", "保存": "save checkpoint", "迁移": "migration cuda",
     "日志": "log", "共享内存": "shm", "回退": "fallback", "报错": "error",
 }
 
