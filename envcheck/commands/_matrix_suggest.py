@@ -1,0 +1,228 @@
+"""`envcheck matrix suggest`: compatible sets newest first, or the smallest fix for this machine."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from envcheck.checks import _compat as u
+from envcheck.matrix import CannRelease, Matrix, Pairing, hypothetical_facts, judge
+from envcheck.model import Status
+from envcheck.versions import PyRange, parse_ascend, parse_pep440, same_base
+
+
+@dataclass
+class Candidate:
+    """One complete set: a CANN release, one of its torch_npu builds, the Python range and the HDK."""
+
+    rel: CannRelease
+    pairing: Pairing
+    python: list[PyRange]
+    hdk: str
+    verdict: str = "ok"
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self, mx: Matrix, arch: str | None, chip: str | None) -> dict[str, Any]:
+        p = self.pairing
+        return {"cann": self.rel.version, "pta": self.rel.pta, "torch": p.torch, "torch_npu": p.torch_npu,
+                "python": [str(r) for r in self.python], "hdk": self.hdk, "verdict": self.verdict,
+                "pip": u.pip_line(p.torch, p.torch_npu, arch), "packages": packages(mx, self, arch, chip),
+                "sources": {s: mx.url(s) for s in p.sources}, "conflicts": list(p.conflicts), "notes": self.notes}
+
+
+def python_range(mx: Matrix, p: Pairing, arch: str | None) -> list[PyRange]:
+    """The build's Python range: its wheel tags where it has wheels, else the table's column."""
+    w = mx.wheel_python(p.torch_npu, arch)
+    if w:
+        return w if isinstance(w, list) else [w]
+    return [p.python] if p.python else []
+
+
+def candidates(mx: Matrix, want: dict[str, str]) -> list[Candidate]:
+    """Every set that honours the fixed versions in `want`, newest first."""
+    fam = mx.chip_family(want["chip"]) if want.get("chip") else None
+    since = parse_ascend(fam.since) if fam and fam.since else None
+    out = []
+    for rel in sorted(mx.cann, key=lambda r: r.parsed, reverse=True):
+        if want.get("cann") and rel.parsed != parse_ascend(want["cann"]):
+            continue
+        if since is not None and rel.parsed < since:
+            continue
+        for p in sorted(rel.pairings, key=lambda p: (parse_pep440(p.torch), parse_pep440(p.torch_npu)), reverse=True):
+            if want.get("torch") and not same_base(p.torch, want["torch"]):
+                continue
+            if want.get("torch_npu") and parse_pep440(p.torch_npu).public != parse_pep440(want["torch_npu"]).public:
+                continue
+            py = python_range(mx, p, want.get("arch"))
+            if want.get("py_version") and not any(want["py_version"] in r for r in py):
+                continue
+            out.append(Candidate(rel, p, py, _hdk(rel, fam)))
+    return out
+
+
+def _hdk(rel: CannRelease, fam) -> str:
+    rule = rel.hdk.by_family.get(fam.family) if (rel.hdk and fam) else None
+    rule = rule or rel.hdk
+    if rule is None:
+        return ""
+    specs = rule.paired + rule.matched
+    return specs[0].text if specs else ""
+
+
+def _concrete(hdk: str) -> str | None:
+    return hdk if hdk and ".." not in hdk and not hdk.upper().endswith(".X") else None
+
+
+def rate(mx: Matrix, c: Candidate, want: dict[str, str]) -> None:
+    """Judge the set with the same checks as a real run; fill verdict and notes."""
+    py = want.get("py_version") or _pick_python(c)
+    facts = hypothetical_facts(cann=c.rel.version, driver=_concrete(c.hdk), torch=c.pairing.torch,
+                               torch_npu=c.pairing.torch_npu, python=py, chip=want.get("chip"), arch=want.get("arch"))
+    found = judge(facts, mx)
+    worst = max((f.status for f in found), key=lambda s: s.severity, default=Status.OK)
+    c.verdict = "fail" if worst.severity >= Status.ERROR.severity else "warn" if worst == Status.WARN else "ok"
+    c.notes = [f"{f.code} {f.title}" for f in found if f.status in (Status.WARN, Status.FAIL, Status.ERROR)]
+
+
+def _pick_python(c: Candidate) -> str | None:
+    """The newest minor both the wheels and the table allow (else the wheels' newest)."""
+    minors = sorted({m for r in c.python for m in r.minors()}, reverse=True)
+    for m in minors:
+        text = f"{m[0]}.{m[1]}"
+        if all(text in r for r in c.python) and (c.pairing.python is None or text in c.pairing.python):
+            return text
+    return f"{minors[0][0]}.{minors[0][1]}" if minors else None
+
+
+def packages(mx: Matrix, c: Candidate, arch: str | None, chip: str | None) -> dict[str, list[str]]:
+    """CANN and HDK package file names for the set."""
+    fam = mx.chip_family(chip) if chip else None
+    tok, a = (fam.token if fam else "<chip>"), (arch or "<arch>")
+    pk = mx.packages
+    rule = mx.kernel_rule(c.rel.parsed)
+    cann = [pk.get("toolkit", "").format(version=c.rel.version, arch=a)]
+    kern = pk.get(rule.package if rule else "kernels", "")
+    cann.append(kern.replace("{chip}", tok).replace("{version}", c.rel.version).replace("{arch}", a))
+    hdk = []
+    if c.hdk:
+        h = c.hdk.lower() if _concrete(c.hdk) else c.hdk
+        hdk = [pk.get("firmware", "").replace("{chip}", tok).replace("{hdk}", h),
+               pk.get("driver", "").replace("{chip}", tok).replace("{hdk}", h).replace("{arch}", a)]
+    return {"cann": [x for x in cann if x], "hdk": [x for x in hdk if x]}
+
+
+# ---------------------------------------------------------------------------------------------
+def suggest(args: argparse.Namespace, mx: Matrix, want: dict[str, str]) -> int:
+    fixed = {k: v for k, v in want.items() if k != "arch"}
+    if not fixed:
+        return _smallest_change(args, mx, want)
+    cands = candidates(mx, want)
+    for c in cands:
+        rate(mx, c, want)
+    if args.json:
+        doc = {"command": "matrix suggest", "matrix": {"path": mx.path, "dated": mx.dated}, "filters": want,
+               "sets": [c.to_dict(mx, want.get("arch"), want.get("chip")) for c in cands]}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        _print_sets(mx, cands, want)
+    return 0 if cands else 1
+
+
+def _print_sets(mx: Matrix, cands: list[Candidate], want: dict[str, str]) -> None:
+    flags = " ".join(f"--{k.replace('_', '-').replace('py-version', 'python')} {v}" for k, v in want.items())
+    if not cands:
+        print(f"No compatible set in the matrix (dated {mx.dated}) honours {flags}.")
+        return
+    print(f"{len(cands)} compatible set(s) for {flags}, newest first (matrix dated {mx.dated}):\n")
+    for c in cands:
+        print(_render(mx, c, want))
+
+
+def _render(mx: Matrix, c: Candidate, want: dict[str, str]) -> str:
+    p = c.pairing
+    pk = packages(mx, c, want.get("arch"), want.get("chip"))
+    lines = [f"CANN {c.rel.version} + PyTorch {p.torch} + torch_npu {p.torch_npu}   [{c.verdict}]",
+             f"  Python    {', '.join(str(r) for r in c.python) or 'not stated'}",
+             f"  pip       {u.pip_line(p.torch, p.torch_npu, want.get('arch'))}"]
+    note = u.pip_note(mx, p)
+    if note:
+        lines.append(f"            ({note})")
+    lines.append(f"  CANN      {'  '.join(pk['cann'])}")
+    lines.append(f"  HDK       {c.hdk + ': ' + '  '.join(pk['hdk']) if c.hdk else 'no HDK statement in the matrix'}")
+    lines.append(f"  sources   {', '.join(p.sources)}")
+    for n in c.notes:
+        lines.append(f"  note      {n}")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+def _smallest_change(args: argparse.Namespace, mx: Matrix, want: dict[str, str]) -> int:
+    """No flags: probe this machine and propose the cheapest set of changes that makes it consistent."""
+    from envcheck.commands.check import collect_facts
+
+    facts = collect_facts(args)
+    found = judge(facts, mx)
+    fails = [f for f in found if f.status in (Status.FAIL, Status.ERROR)]
+    arch = want.get("arch") or u.arch(facts)
+    cur = {"cann": facts.cann_version, "driver": facts.driver_version, "torch": facts.package("torch"),
+           "torch_npu": facts.package("torch-npu"), "python": facts.python_version}
+    plan = None
+    if fails:
+        ctx = {"chip": facts.chip, "arch": arch}
+        cands = candidates(mx, {k: v for k, v in ctx.items() if v})
+        scored = [(_cost(mx, c, cur, facts), i, c) for i, c in enumerate(cands)]
+        if scored:
+            cost, _, best = min(scored, key=lambda t: (t[0][0], t[1]))
+            plan = {"target": best.to_dict(mx, arch, facts.chip), "steps": cost[1]}
+    if args.json:
+        doc = {"command": "matrix suggest", "current": cur, "consistent": not fails,
+               "failing": [f.to_dict() for f in fails], "plan": plan}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    elif not fails:
+        warns = [f for f in found if f.status == Status.WARN]
+        print("This machine is consistent with the matrix: nothing has to change."
+              + (f" ({len(warns)} warning(s): envcheck matrix check ... or envcheck -v)" if warns else ""))
+    else:
+        print("Failing now:")
+        for f in fails:
+            print(f"  {f.code} {f.title}")
+        if plan is None:
+            print("No set in the matrix fits this machine's chip.")
+        else:
+            t = plan["target"]
+            print(f"\nSmallest change: CANN {t['cann']} + PyTorch {t['torch']} + torch_npu {t['torch_npu']}")
+            for step in plan["steps"]:
+                print(f"  - {step}")
+    return 1 if fails else 0
+
+
+def _cost(mx: Matrix, c: Candidate, cur: dict[str, Any], facts) -> tuple[float, list[str]]:
+    """(cost, steps): driver 20, CANN 10, Python 5, torch 1, torch_npu 1; disputed sets +0.5."""
+    steps, cost = [], 0.0
+    pk = packages(mx, c, u.arch(facts), facts.chip)
+    if cur["cann"] is None or u.ascend(cur["cann"])[0] != c.rel.parsed:
+        cost += 10
+        steps.append(f"CANN {cur['cann'] or '(none)'} -> {c.rel.version}: install {'  '.join(pk['cann'])}")
+    dv = u.ascend(cur["driver"])[0]
+    rule = c.rel.hdk
+    kind = rule.classify(dv) if (rule and dv is not None) else None
+    if rule and rule.stated and (dv is None or kind in ("unsupported", "outside") and rule.outside == "fail"):
+        cost += 20
+        steps.append(f"driver {cur['driver'] or '(none)'} -> HDK {c.hdk}: install firmware, then driver, then "
+                     f"reboot: {'  '.join(pk['hdk'])}")
+    py = cur["python"]
+    if py and c.python and not any(py in r for r in c.python):
+        cost += 5
+        steps.append(f"Python {py} -> {', '.join(str(r) for r in c.python)}: create a new environment with that Python")
+    p = c.pairing
+    torch_ok = cur["torch"] and same_base(cur["torch"], p.torch)
+    npu_ok = cur["torch_npu"] and u.pep(cur["torch_npu"])[0] is not None and \
+        u.pep(cur["torch_npu"])[0].public == parse_pep440(p.torch_npu).public
+    cost += (0 if torch_ok else 1) + (0 if npu_ok else 1)
+    if not (torch_ok and npu_ok):
+        steps.append(u.pip_line(p.torch, p.torch_npu, u.arch(facts)))
+    if u.conflicts(mx, p.conflicts, "pairing"):
+        cost += 0.5
+    return cost, steps
