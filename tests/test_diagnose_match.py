@@ -229,3 +229,26 @@ def test_scan_text_for_short_evidence():
     r = matcher().scan_text("Traceback (most recent call last):\n  ...\n" + LIBHCCL, source="finding")
     assert [(e.entry_id, e.first[0].source, e.first[0].line) for e in r.ranked()] == [
         ("fx-libs-missing", "finding", 3)]
+
+
+def test_without_re2_auto_falls_back_to_python_re(monkeypatch):
+    import envcheck.match as match
+
+    monkeypatch.setattr(match, "_re2", None)
+    m = matcher("auto")
+    assert m.engine == "re"
+    assert [e.entry_id for e in scan(m, LIBHCCL + "\n").ranked()] == ["fx-libs-missing"]
+    with pytest.raises(RuntimeError, match="google-re2 is not installed"):
+        matcher("re2")
+
+
+def test_cli_without_re2_reports_a_usage_error(monkeypatch, cli):
+    import envcheck.match as match
+
+    monkeypatch.setattr(match, "_re2", None)
+    match.kb_matcher.cache_clear()
+    try:
+        r = cli("diagnose", "--kb", str(FIXTURE_KB), "--engine", "re2", "-")
+    finally:
+        match.kb_matcher.cache_clear()
+    assert r.rc == 2 and "google-re2 is not installed" in r.err
