@@ -141,7 +141,8 @@ def main() -> int:
         d = json.loads(e_out)
         found = {(h["line"], m["id"]) for m in d["matches"] for h in m["lines"]}
         missed = [p for p in planted if p not in found]
-        print(f"grep -E -f patterns: {g_wall:.2f} s wall ({g_out.count(b"\\n"):,} matching lines)")
+        g_lines = len(g_out.splitlines())
+        print(f"grep -E -f patterns: {g_wall:.2f} s wall ({g_lines:,} matching lines)")
         print(f"envcheck diagnose:   {e_wall:.2f} s wall, peak RSS {e_rss / 1024:.0f} MB, engine {d['engine']}, "
               f"{sum(m['hits'] for m in d['matches']):,} entry hits in {len(d['matches'])} entries, "
               f"{len(planted) - len(missed)}/{len(planted)} needles found at their line")
