@@ -226,13 +226,13 @@ def _all_reduce(session: Session) -> Finding:
         session.device.synchronize()
         got = float(x[0].item())
     except Exception as exc:  # the collective itself failed (HCCL error text is the evidence)
-        return finding("EC509", Status.FAIL, f"all_reduce across {world} ranks failed: {str(exc).splitlines()[0][:200]}",
+        return finding("EC410", Status.FAIL, f"all_reduce across {world} ranks failed: {str(exc).splitlines()[0][:200]}",
                        evidence=[ev("all_reduce", str(exc)[-2000:])])
     ms = (time.perf_counter() - t0) * 1000
     want = world * (world + 1) / 2
     if got != want:
-        return finding("EC509", Status.FAIL, f"all_reduce across {world} ranks returned {got:g}, expected {want:g}")
-    return finding("EC509", Status.OK, f"all_reduce across {world} ranks correct ({ms:.1f} ms on rank {session.rank})",
+        return finding("EC411", Status.FAIL, f"all_reduce across {world} ranks returned {got:g}, expected {want:g}")
+    return finding("EC411", Status.OK, f"all_reduce across {world} ranks correct ({ms:.1f} ms on rank {session.rank})",
                    data={"ms": ms})
 
 

@@ -55,9 +55,9 @@ def test_four_ranks_json_report():
     doc = json.loads(p.stdout)  # rank 0 alone writes, and writes one document
     assert doc["command"] == "cluster" and doc["verdict"] in ("ok", "warn")
     found = by_code(doc)
-    assert {"EC501", "EC502", "EC503", "EC504", "EC506", "EC507", "EC509", "EC510"} <= set(found)
+    assert {"EC501", "EC502", "EC503", "EC504", "EC506", "EC507", "EC411"} <= set(found)
     assert found["EC501"][0]["title"].startswith("4 rank(s) joined on 1 node(s)")
-    sweep = found["EC510"][0]["data"]
+    sweep = next(f for f in found["EC411"] if "sweep" in f["data"])["data"]
     assert sweep["world"] == 4 and {(r["op"], r["bytes"]) for r in sweep["sweep"]} >= {("all_reduce", 1024)}
     assert all(c["ok"] for c in sweep["checks"])
     pairs = found["EC506"][0]["data"]["links"]

@@ -145,7 +145,7 @@ def test_two_ranks_pass(tmp_path):
     for r in results:
         assert r["rc"] == 0, r["err"][-2000:]
         doc = r["lines"][0]
-        assert doc["ok"] and doc["codes"]["EC509"] == "ok" and doc["codes"]["EC501"] == "ok"
+        assert doc["ok"] and doc["codes"]["EC411"] == "ok" and doc["codes"]["EC501"] == "ok"
 
 
 @pytest.mark.slow

@@ -198,27 +198,5 @@ def ranks_responsive(chk: Check, ctx: Context) -> Iterable[Finding]:
     yield from _cluster_only(chk)
 
 
-@check("EC509", "allreduce-failed", "an all_reduce across every rank returns the right sum", section=SECTION,
-       default=False)
-def allreduce_correct(chk: Check, ctx: Context) -> Iterable[Finding]:
-    """The field report's start-up self-check: one all_reduce across every rank, checked for the exact sum.
-
-    A failure carries the collective's error text (HCCL / gloo / NCCL) as evidence for the kb matcher.
-    """
-    yield from _cluster_only(chk)
-
-
-@check("EC510", "cluster-collective-failed", "collectives are correct on every rank of the job", section=SECTION,
-       default=False)
-def cluster_collectives_correct(chk: Check, ctx: Context) -> Iterable[Finding]:
-    """`envcheck cluster` runs the collective smoke checks and a bandwidth sweep across every rank of the job.
-
-    A check that fails on any rank fails here, naming the rank(s) and node(s); the sweep table (algbw and
-    busbw with the nccl-tests factors) is in the report's data.
-    """
-    yield from _cluster_only(chk)
-
-
 CHECKS = (world_size_consistent, rank_numbering_valid, devices_per_node_fit, rendezvous_env_valid,
-          ranktable_valid, cluster_versions_agree, node_links_healthy, ranks_responsive, allreduce_correct,
-          cluster_collectives_correct)
+          ranktable_valid, cluster_versions_agree, node_links_healthy, ranks_responsive)

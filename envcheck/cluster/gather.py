@@ -9,8 +9,8 @@ from envcheck.model import Facts, Finding, Status, ev
 
 SECTION = "Distributed"
 SLUGS = dict(envvars.SLUGS, EC504="cluster-version-drift", EC505="ranktable-invalid",
-             EC506="slow-or-dead-link", EC507="rank-unresponsive", EC509="allreduce-failed",
-             EC510="cluster-collective-failed")
+             EC506="slow-or-dead-link", EC507="rank-unresponsive", EC410="collective-init-failed",
+             EC411="collective-wrong-result")
 
 
 def finding(code: str, status: Status, title: str, **kw: Any) -> Finding:

@@ -138,10 +138,10 @@ def _sweep_finding(agg: dict, names: dict) -> Any:
     if bad:
         c = bad[0]
         who = ", ".join(names.get(int(r), f"rank {r}") for r in c["failed_ranks"])
-        return finding("EC510", Status.FAIL, f"{c['op']} gave a wrong result or failed on {who}", detail=table,
+        return finding("EC411", Status.FAIL, f"{c['op']} gave a wrong result or failed on {who}", detail=table,
                        evidence=[ev(f"rank {r}", e) for r, e in c["errors"].items()], data=data)
     bw = average_busbw(agg["sweep"], "all_reduce")
-    return finding("EC510", Status.OK, f"collectives correct on all {agg['world']} ranks; all_reduce busbw "
+    return finding("EC411", Status.OK, f"collectives correct on all {agg['world']} ranks; all_reduce busbw "
                    f"{(bw or 0):.3f} GB/s (average over the sweep)", detail=table, data=data)
 
 
