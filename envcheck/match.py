@@ -46,6 +46,13 @@ except ImportError:  # pragma: no cover - exercised by forcing engine="re"
     _re2 = None
 
 
+class Budget:
+    """A scan's time budget, shared by every stream of one scan."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+
+
 class BudgetExceeded(Exception):
     """The scan ran past its time budget; `partial` holds what the interrupted block found."""
 
@@ -292,15 +299,17 @@ class Matcher:
         b = line.encode("utf-8", "replace") if isinstance(line, str) else line
         return [self.rules[i] for i in self._confirm(b[:self.max_line].rstrip(b"\r\n"))]
 
-    def scan_stream(self, stream: IO[bytes], source: str, result: ScanResult, budget: float = DEFAULT_BUDGET,
-                    deadline: float | None = None, workers: int | None = None) -> bool:
+    def scan_stream(self, stream: IO[bytes], source: str, result: ScanResult,
+                    budget: "float | Budget" = DEFAULT_BUDGET, workers: int | None = None,
+                    interactive: bool = False) -> bool:
         """Scan one binary stream into `result`. False when it was skipped as binary.
 
         With RE2, blocks are scanned by a small thread pool (RE2 releases the GIL) while the
         next block is read; results are merged in input order, so line numbers stay exact.
+        `budget` is seconds or a Budget shared by several streams; with `interactive` (a pasted
+        traceback on stdin) time spent waiting for input does not count against it.
         """
-        if deadline is None:
-            deadline = time.monotonic() + budget
+        budget = budget if isinstance(budget, Budget) else Budget(budget)
         if workers is None:
             workers = min(4, os.cpu_count() or 1) if self.engine == "re2" else 1
         started = time.monotonic()
@@ -310,26 +319,34 @@ class Matcher:
         pool = ThreadPoolExecutor(workers) if workers > 1 else None
         pending: deque = deque()
         try:
-            with _alarm(deadline if self.engine == "re" else None):
-                for block, start, end, cut in blocks:
-                    if state["first"]:
-                        state["first"] = False
-                        if b"\0" in block[start:start + BINARY_PROBE]:
-                            result.notes.append(f"{source}: binary file skipped")
-                            return False
-                        result.files += 1
-                    if time.monotonic() > deadline:
-                        raise BudgetExceeded
-                    result.bytes += end - start
-                    result.cut_lines += cut
-                    if pool is None:
-                        self._merge(scan(block, start, end, deadline), source, state, result)
-                        continue
-                    pending.append(pool.submit(scan, block, start, end, deadline))
-                    while len(pending) > workers:
-                        self._merge(pending.popleft().result(), source, state, result)
-                while pending:
+            while True:
+                waited = time.monotonic()
+                try:
+                    block, start, end, cut = next(blocks)
+                except StopIteration:
+                    break
+                if interactive:
+                    budget.deadline += time.monotonic() - waited
+                if state["first"]:
+                    state["first"] = False
+                    if b"\0" in block[start:start + BINARY_PROBE]:
+                        result.notes.append(f"{source}: binary file skipped")
+                        return False
+                    result.files += 1
+                if time.monotonic() > budget.deadline:
+                    raise BudgetExceeded
+                result.bytes += end - start
+                result.cut_lines += cut
+                if pool is None:
+                    with _alarm(budget.deadline if self.engine == "re" else None):
+                        found = scan(block, start, end, budget.deadline)
+                    self._merge(found, source, state, result)
+                    continue
+                pending.append(pool.submit(scan, block, start, end, budget.deadline))
+                while len(pending) > workers:
                     self._merge(pending.popleft().result(), source, state, result)
+            while pending:
+                self._merge(pending.popleft().result(), source, state, result)
         except BudgetExceeded as exc:
             if exc.partial is not None:
                 self._merge(exc.partial, source, state, result)

@@ -252,3 +252,23 @@ def test_cli_without_re2_reports_a_usage_error(monkeypatch, cli):
     finally:
         match.kb_matcher.cache_clear()
     assert r.rc == 2 and "google-re2 is not installed" in r.err
+
+
+class _SlowPaste(io.RawIOBase):
+    """A user pasting a traceback: the text arrives after a pause."""
+
+    def __init__(self, text: bytes, pause: float) -> None:
+        self.parts, self.pause = [text], pause
+
+    def read(self, n: int = -1) -> bytes:
+        time.sleep(self.pause)
+        return self.parts.pop() if self.parts else b""
+
+
+@pytest.mark.parametrize("interactive, exceeded", [(True, False), (False, True)])
+def test_waiting_for_pasted_input_does_not_spend_the_budget(interactive, exceeded):
+    r = ScanResult()
+    matcher().scan_stream(_SlowPaste(LIBHCCL.encode() + b"\n", 0.3), "<stdin>", r, budget=0.2,
+                          interactive=interactive)
+    assert r.budget_exceeded is exceeded
+    assert ("fx-libs-missing" in r.entries) is not exceeded

@@ -58,6 +58,8 @@ def resolve_inputs(paths: list[str]) -> list[str]:
     out: list[str] = []
     for p in paths:
         if p == "-":
+            if sys.stdin is None:
+                raise UsageError("-: there is no standard input to read")
             out.append("-")
         elif os.path.isdir(p):
             out.extend(_walk(p))
@@ -96,12 +98,10 @@ def _open(path: str) -> list[IO[bytes]]:
 
 def scan(inputs: list[str], matcher: Any, budget: float) -> Any:
     """Scan every input into one ScanResult; unreadable inputs become notes."""
-    import time
-
-    from envcheck.match import ScanResult
+    from envcheck.match import Budget, ScanResult
 
     result = ScanResult()
-    deadline = time.monotonic() + budget
+    shared = Budget(budget)
     for path in inputs:
         if result.budget_exceeded:
             result.notes.append(f"{_label(path)}: not scanned (time budget exceeded)")
@@ -114,7 +114,8 @@ def scan(inputs: list[str], matcher: Any, budget: float) -> Any:
             result.notes.append(f"{path}: cannot read ({exc.strerror or exc})")
             continue
         try:
-            matcher.scan_stream(streams[-1], _label(path), result, deadline=deadline)
+            matcher.scan_stream(streams[-1], _label(path), result, budget=shared,
+                                interactive=path == "-" and sys.stdin.isatty())
         except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
             result.notes.append(f"{_label(path)}: read error ({exc}); results for it may be partial")
         finally:
