@@ -168,6 +168,23 @@ def test_flagged_pattern_really_backtracks_catastrophically():
     subprocess.run([sys.executable, "-c", safe], timeout=3, check=True)
 
 
+@pytest.mark.slow
+def test_timed_probe_catches_what_the_static_detector_misses(tmp_path):
+    """Two classes that overlap only outside ASCII escape the static first-character check."""
+    kb = tmp_path / "kb"
+    shutil.copytree(MINI, kb)
+    rx = r"([^\x00-\x7f]|[^\x00-\x60])+!"
+    assert regex_safety.backtracking_problems(rx) == []
+    f = kb / "performance" / "log-level-debug.md"
+    f.write_text(f.read_text(encoding="utf-8").replace(
+        "patterns: []", f"patterns:\n  - regex: '{rx}'\n    examples:\n      - \"éé!\""), encoding="utf-8")
+    assert lint_path(kb, known_checks={"EC201"}) == []
+    r = run_envcheck("kb", "lint", kb)
+    assert r.rc == 1
+    assert r.out.startswith(f"{f}:12: pattern ") and "timed probe" in r.out, r.out
+    assert run_envcheck("kb", "lint", kb, "--no-probe").rc == 0
+
+
 @pytest.mark.parametrize("rx,why", [(r"\d+", "POSIX"), (r"(?:ab)+", "(?:"), (r"a(?=b)", "lookahead"),
                                     (r"a+?", "lazy"), (r"(?i)err", "(?:"), (r"\bx", "use ^ and $")])
 def test_portability_flags(rx, why):

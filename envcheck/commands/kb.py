@@ -26,6 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     _new_arguments(s)
     s = _sub(sub, "lint", "check entries: schema, ids, categories, check ids, patterns, sections, links")
     s.add_argument("path", nargs="?", help="kb folder or one entry file (default: the kb in use)")
+    s.add_argument("--no-probe", dest="probe", action="store_false",
+                   help="skip timing each pattern on crafted near-miss inputs (in a child process)")
 
 
 def _sub(sub: argparse._SubParsersAction, name: str, help_: str) -> argparse.ArgumentParser:
@@ -182,7 +184,7 @@ def _lint(args: argparse.Namespace) -> int:
             raise UsageError(f"{path} does not exist")
     else:
         path = kb_root(args)
-    problems = lint_path(path)
+    problems = lint_path(path, probe=args.probe)
     n = 1 if path.is_file() else len(entry_files(path))
     if getattr(args, "json", False):
         doc = {"ok": not problems, "entries": n, "problems": [p.to_dict() for p in problems]}

@@ -54,14 +54,18 @@ def known_check_ids() -> set[str]:
     return {c.code for c in by_id().values()} | {r.code for r in RETIRED}
 
 
-def lint_path(path: Path, known_checks: Iterable[str] | None = None) -> list[Problem]:
-    """Lint a kb folder (kb/<category>/<id>.md) or one entry file."""
+def lint_path(path: Path, known_checks: Iterable[str] | None = None, probe: bool = False) -> list[Problem]:
+    """Lint a kb folder (kb/<category>/<id>.md) or one entry file.
+
+    probe: also run every pattern the static detector passed on crafted near-miss inputs in a
+    child process, and report those that run away (see regex_safety.probe_slow)."""
     files = [path] if path.is_file() else entry_files(path)
     known = set(known_check_ids() if known_checks is None else known_checks)
     problems: list[Problem] = []
     ids: dict[str, tuple[Path, int]] = {}
+    safe: list[tuple[Path, int, str, list[str]]] = []
     for f in files:
-        fm = _lint_file(f, known, problems)
+        fm = _lint_file(f, known, problems, safe)
         if fm is None:
             continue
         eid, line = fm
@@ -70,6 +74,11 @@ def lint_path(path: Path, known_checks: Iterable[str] | None = None) -> list[Pro
             problems.append(Problem(f, line, f"duplicate id {eid!r} (also {_display(first, None)}:{first_line})"))
         else:
             ids[eid] = (f, line)
+    if probe and safe:
+        for i in sorted(regex_safety.probe_slow([(rx, ex) for _f, _l, rx, ex in safe])):
+            f, line, rx, _ex = safe[i]
+            problems.append(Problem(f, line, f"pattern {rx!r} runs away on a crafted near-miss input "
+                                             "(catastrophic backtracking found by the timed probe)"))
     return sorted(problems)
 
 
@@ -146,7 +155,8 @@ def _yaml_problem(f: Path, exc: yaml.YAMLError) -> Problem:
     return Problem(f, line, msg)
 
 
-def _lint_file(f: Path, known: set[str], problems: list[Problem]) -> tuple[str, int] | None:
+def _lint_file(f: Path, known: set[str], problems: list[Problem],
+               safe: list[tuple[Path, int, str, list[str]]]) -> tuple[str, int] | None:
     got = _read(f, problems)
     if got is None:
         return None
@@ -161,7 +171,7 @@ def _lint_file(f: Path, known: set[str], problems: list[Problem]) -> tuple[str, 
         add(lines(*path), f"{where}: {msg}")
     _identity(f, meta, lines, add)
     _checks(meta, lines, known, add)
-    _patterns(meta, lines, add)
+    _patterns(meta, lines, add, lambda line, rx, ex: safe.append((f, line, rx, ex)))
     _chinese(meta, lines, add)
     _sections(body, body_line, add)
     _links(f, body, body_line, add)
@@ -189,7 +199,9 @@ def _checks(meta: dict, lines: _Lines, known: set[str], add: Callable[[int, str]
             add(lines("checks", i), f"unknown check id {code!r} (not registered in envcheck.checks, not retired)")
 
 
-def _patterns(meta: dict, lines: _Lines, add: Callable[[int, str], None]) -> None:
+def _patterns(meta: dict, lines: _Lines, add: Callable[[int, str], None],
+              keep: Callable[[int, str, list[str]], None]) -> None:
+    """Compile, check and match each pattern; keep() the statically safe ones for the probe."""
     pats = meta.get("patterns")
     if not isinstance(pats, list):
         return
@@ -203,12 +215,15 @@ def _patterns(meta: dict, lines: _Lines, add: Callable[[int, str], None]) -> Non
         except re.error as exc:
             add(line, f"pattern does not compile: {exc}")
             continue
-        for msg in regex_safety.backtracking_problems(rx):
+        unsafe = regex_safety.backtracking_problems(rx)
+        for msg in unsafe:
             add(line, f"pattern {rx!r}: {msg}")
         for msg in regex_safety.portability_problems(rx):
             add(line, f"pattern {rx!r}: {msg}")
-        examples = p.get("examples")
-        for j, ex in enumerate(examples if isinstance(examples, list) else []):
+        examples = p.get("examples") if isinstance(p.get("examples"), list) else []
+        if not unsafe:
+            keep(line, rx, [x for x in examples if isinstance(x, str)])
+        for j, ex in enumerate(examples):
             if isinstance(ex, str) and not compiled.search(ex):
                 add(lines("patterns", i, "examples", j), f"pattern {rx!r} does not match its example {ex!r}")
 

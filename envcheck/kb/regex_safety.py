@@ -263,3 +263,56 @@ def _portable(seq: Iterable, out: set[str]) -> None:
             out.add(_HINTS["backref"])
         elif op == C.AT and av not in (C.AT_BEGINNING, C.AT_END):
             out.add(_HINTS["anchor"])
+
+
+# ---------------------------------------------------------------------------- timed probe
+
+# Runs in a child interpreter: a runaway regex cannot be interrupted in-process (the re engine
+# holds the GIL), so the parent kills the child and blames the pattern it was working on.
+_PROBE = r"""
+import json, re, sys
+for i, (rx, examples) in enumerate(json.load(sys.stdin)):
+    print(i, flush=True)
+    c = re.compile(rx)
+    for ex in examples or ["a"]:
+        chars = sorted(set(ex)) or ["a"]
+        for s in [ch * 28 + "\x00" for ch in chars] + [ex[:p] + ex[p] * 28 + "\x00" for p in range(len(ex))]:
+            c.search(s)
+print("done", flush=True)
+"""
+
+
+def probe_slow(patterns: list[tuple[str, list[str]]], budget: float = 4.0, rounds: int = 5) -> set[int]:
+    """Indexes of patterns that run for more than `budget` seconds on crafted near-miss inputs
+    (each example with one character pumped 28 times, plus a mismatching end)."""
+    import json
+    import sys
+
+    from envcheck import subproc
+
+    slow: set[int] = set()
+    todo = [i for i, (rx, _ex) in enumerate(patterns) if _compiles(rx)]
+    for _ in range(rounds):
+        if not todo:
+            break
+        payload = json.dumps([patterns[i] for i in todo])
+        res = subproc.run([sys.executable, "-c", _PROBE], timeout=budget, input=payload)
+        if not res.timed_out:
+            break
+        started = [ln for ln in res.stdout.split() if ln.isdigit()]
+        if not started:
+            break  # the interpreter itself did not start in time: say nothing
+        culprit = int(started[-1])
+        slow.add(todo[culprit])
+        todo = todo[culprit + 1:]
+    return slow
+
+
+def _compiles(rx: str) -> bool:
+    import re
+
+    try:
+        re.compile(rx)
+    except re.error:
+        return False
+    return True
