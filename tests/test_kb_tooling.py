@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -304,6 +305,11 @@ def test_show_renders_the_entry(cli):
     assert "```" not in r.out and "\033[" not in r.out
 
 
+def test_show_color_always(cli):
+    r = cli("kb", "show", "log-level-debug", "--kb", MINI, "--color", "always")
+    assert r.rc == 0 and "\033[1mTraining is slow because the CANN log level is left at debug\033[0m" in r.out
+
+
 def test_show_json(cli):
     r = cli("kb", "show", "npu-out-of-memory", "--kb", MINI, "--json")
     doc = r.json()
@@ -350,9 +356,24 @@ def test_wheel_ships_kb_and_matrix(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     (whl,) = (tmp_path / "w").glob("envcheck-*.whl")
-    names = set(zipfile.ZipFile(whl).namelist())
+    zf = zipfile.ZipFile(whl)
+    names = set(zf.namelist())
     assert "envcheck/_data/matrix.yaml" in names
     assert "envcheck/schemas/kb-entry.schema.json" in names
     shipped = {n for n in names if n.startswith("envcheck/_data/kb/") and n.endswith(".md")}
     expected = {f"envcheck/_data/kb/{p.relative_to(REPO / 'kb').as_posix()}" for p in (REPO / "kb").rglob("*.md")}
     assert expected and expected <= shipped
+    # The unpacked wheel finds its own kb (resources.kb_dir() -> envcheck/_data/kb), away from the tree.
+    site = tmp_path / "site"
+    zf.extractall(site)
+    code = ("import sys, envcheck; from envcheck import resources; from envcheck.cli import main; "
+            "print(envcheck.__file__); print(resources.kb_dir()); print(resources.matrix_path()); "
+            "sys.stdout.flush(); sys.exit(main(['kb', 'search', 'EI0006', '--json']))")
+    env = dict(os.environ, PYTHONPATH=str(site), ENVCHECK_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("ENVCHECK_KB_DIR", None)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert p.returncode == 0, p.stderr
+    mod, kb_dir, matrix, *rest = p.stdout.splitlines()
+    assert mod.startswith(str(site)) and kb_dir == str(site / "envcheck" / "_data" / "kb")
+    assert matrix == str(site / "envcheck" / "_data" / "matrix.yaml")
+    assert json.loads("\n".join(rest))["results"][0]["path"].startswith(str(site))

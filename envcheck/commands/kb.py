@@ -22,6 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--limit", type=int, default=10, metavar="N", help="at most N results (default 10)")
     s = _sub(sub, "show", "print one entry (title, Chinese summary, symptoms, fix, page)")
     s.add_argument("id", help="entry id, e.g. cann-env-not-loaded")
+    s.add_argument("--color", choices=("auto", "always", "never"), default=argparse.SUPPRESS,
+                   help="colour (auto: TTY and no NO_COLOR)")
     s = _sub(sub, "new", "scaffold a new entry file that passes `kb lint` (never overwrites)")
     _new_arguments(s)
     s = _sub(sub, "lint", "check entries: schema, ids, categories, check ids, patterns, sections, links")
