@@ -254,6 +254,21 @@ def test_cli_without_re2_reports_a_usage_error(monkeypatch, cli):
     assert r.rc == 2 and "google-re2 is not installed" in r.err
 
 
+def test_cli_notes_the_slow_fallback(monkeypatch, cli, tmp_path):
+    import envcheck.match as match
+
+    log = tmp_path / "x.log"
+    log.write_text(LIBHCCL + "\n")
+    monkeypatch.setattr(match, "_re2", None)
+    match.kb_matcher.cache_clear()
+    try:
+        d = cli("diagnose", "--kb", str(FIXTURE_KB), "--json", str(log)).json()
+    finally:
+        match.kb_matcher.cache_clear()
+    assert d["engine"] == "re" and d["notes"][0].startswith("google-re2 is not installed")
+    assert [m["id"] for m in d["matches"]] == ["fx-libs-missing"]
+
+
 class _SlowPaste(io.RawIOBase):
     """A user pasting a traceback: the text arrives after a pause."""
 

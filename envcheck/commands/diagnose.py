@@ -238,6 +238,9 @@ def run(args: argparse.Namespace) -> int:
     matcher.max_hits, matcher.max_line = args.max_hits, args.max_line
     result = scan(inputs, matcher, args.time_budget)
     result.notes[:0] = matcher.notes
+    if args.engine == "auto" and matcher.engine == "re":
+        result.notes.insert(0, "google-re2 is not installed: scanned with Python re, which is much slower on "
+                               "big logs (pip install google-re2)")
     data = build(result, load_kb(root), matcher.engine, shown)
     if args.junit:
         from envcheck.commands._output import write_text
