@@ -66,7 +66,11 @@ def _schema(root: Any, doc: Any) -> Iterator[Problem]:
     validator = jsonschema.Draft202012Validator(schema)
     for err in validator.iter_errors(doc):
         where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
-        yield Problem(_line_at(root, list(err.absolute_path)), f"{where}: {_short(err)}")
+        path = list(err.absolute_path)
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            extra = [k for k in err.instance if k not in err.schema.get("properties", {})]
+            path += extra[:1]  # point at the unexpected key itself
+        yield Problem(_line_at(root, path), f"{where}: {_short(err)}")
 
 
 def _short(err: Any) -> str:
@@ -107,7 +111,7 @@ def _semantics(mx: Matrix, root: Any) -> Iterator[Problem]:
 
 def _order(mx: Matrix, root: Any) -> Iterator[Problem]:
     for a, b in zip(mx.cann, mx.cann[1:]):
-        if not a.parsed > b.parsed:
+        if a.parsed < b.parsed:
             yield Problem(b.line, f"cann: {b.version} must come before {a.version} (newest release first)")
     for r in mx.cann:
         keys = [(parse_pep440(p.torch), parse_pep440(p.torch_npu)) for p in r.pairings]
