@@ -247,8 +247,6 @@ def _mindspore_body(c: Check, s: Session) -> Iterator[Finding]:
 
 # ---- EC410..EC413: collectives ----------------------------------------------------------------
 
-INIT_PHASES = {"not started", "start", "import", "init"}
-
 
 def _coll(c: Check, s: Session) -> Any:
     res = s.collective()
@@ -272,17 +270,18 @@ def _init_body(c: Check, s: Session) -> Iterator[Finding]:
     if isinstance(res, Finding):
         yield res
         return
-    bad = [st for st in res.ranks if st.rank in res.failed and st.phase in INIT_PHASES | {"error"}
-           and not any(p not in INIT_PHASES | {"error"} for p in st.phases)]
+    bad = [st for st in res.ranks if st.rank in res.failed and "initialised" not in st.phases]
     for st in bad:
         yield c.fail(f"{_who(st)} failed to initialise {res.backend}: {st.error}", evidence=_rank_evidence(res, [st]),
                      data={"rank": st.rank, "device": st.device, "host": st.host})
-    if not bad and not res.hung and res.summary:
+    if bad:
+        return
+    pending = [st.rank for st in res.ranks if "initialised" not in st.phases]
+    if not pending:
         yield c.ok(f"{res.world} ranks initialised {res.backend} on {res.device}")
-    elif not bad and res.hung:
-        yield c.skip("process group set-up did not finish: a rank hung (EC412)")
-    elif not bad:
-        yield c.skip("no rank reported a result")
+    else:
+        why = "hung (EC412)" if res.hung else ("interrupted" if res.interrupted else "stopped")
+        yield c.skip(f"rank(s) {', '.join(map(str, pending))} did not finish process-group set-up: {why}")
 
 
 def _wrong_body(c: Check, s: Session) -> Iterator[Finding]:
@@ -290,7 +289,7 @@ def _wrong_body(c: Check, s: Session) -> Iterator[Finding]:
     if isinstance(res, Finding):
         yield res
         return
-    failed_later = [st for st in res.ranks if st.rank in res.failed and any(p not in INIT_PHASES | {"error"} for p in st.phases)]
+    failed_later = [st for st in res.ranks if st.rank in res.failed and "initialised" in st.phases]
     for st in failed_later:
         yield c.fail(f"{_who(st)} failed during {st.phases[-2] if len(st.phases) > 1 else st.phase}: {st.error}",
                      evidence=_rank_evidence(res, [st]), data={"rank": st.rank, "device": st.device, "host": st.host})
@@ -319,8 +318,8 @@ def _hung_body(c: Check, s: Session) -> Iterator[Finding]:
     others = [st for st in res.ranks if st.rank not in res.hung]
     for r in res.hung:
         st = by_rank[r]
-        yield c.fail(f"{_who(st)} hung: no progress for {res.timeout:g} s after '{st.phase}'; all ranks were "
-                     "killed", detail="Ranks still waiting for it: " + ", ".join(f"rank {o.rank} in '{o.phase}'" for o in others),
+        yield c.fail(f"{_who(st)} hung: no progress for {res.timeout:g} s, last reported '{st.phase}'; all "
+                     "ranks were killed", detail="Ranks still waiting for it: " + ", ".join(f"rank {o.rank} in '{o.phase}'" for o in others),
                      evidence=_rank_evidence(res, [st] + others),
                      data={"rank": st.rank, "device": st.device, "host": st.host, "phase": st.phase})
     if not res.hung:

@@ -73,6 +73,7 @@ def _run(args: argparse.Namespace, rank: int, local: int, log: Log, hang_at: str
 
     dist.init_process_group(adapter.backend, init_method="env://",
                             timeout=datetime.timedelta(seconds=args.timeout))
+    log.write(phase="initialised", backend=str(dist.get_backend()))
     try:
         from envcheck.smoke.collective import run_collectives
 
