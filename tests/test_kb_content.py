@@ -333,3 +333,14 @@ def test_error_codes_named_in_examples_are_listed():
     missing = sorted({(e.id, m) for e in entries() for p in e.patterns for ex in p.examples
                       for m in code_re.findall(ex) if m not in e.error_codes})
     assert not missing, missing
+
+
+def test_listed_error_codes_are_real():
+    """error_codes only name codes that the research shows (no invented codes)."""
+    if not RESEARCH.exists():
+        pytest.skip("shared/research not available")
+    corpus = "\n".join(f.read_text(encoding="utf-8", errors="replace") for f in sorted(RESEARCH.rglob("*"))
+                       if f.is_file())
+    unknown = sorted({(e.id, c) for e in entries() for c in e.error_codes
+                      if not re.search(r"(?<![A-Za-z0-9])" + re.escape(c) + r"(?![0-9])", corpus)})
+    assert not unknown, unknown
