@@ -78,7 +78,7 @@ def entry_header(e: Entry, src: str, check_codes: set[str]) -> str:
     out = [f"# {esc(e.title)}", "", f'<p class="kb-title-zh" lang="zh"><strong>{esc(e.title_zh)}</strong></p>', ""]
     if e.summary_zh:
         out += ['!!! abstract "摘要 Summary"', "", f"    {esc(e.summary_zh)}", ""]
-    out += ["| | |", "| --- | --- |"] + [f"| {k} | {v} |" for k, v in rows if v] + [""]
+    out += _kv_table([(k, v) for k, v in rows if v])
     if e.symptoms:
         out += ["**Symptoms**", ""] + [f"- {code(s)}" for s in e.symptoms] + [""]
     if e.patterns:
@@ -87,6 +87,14 @@ def entry_header(e: Entry, src: str, check_codes: set[str]) -> str:
             out += [f"    - regex {code(p.regex)}"] + [f"        - {code(x)}" for x in p.examples]
         out.append("")
     return "\n".join(out) + "\n"
+
+
+def _kv_table(rows: list[tuple[str, str]]) -> list[str]:
+    """A two-column key/value table; the first pair is the header row (no empty header)."""
+    if not rows:
+        return []
+    (k0, v0), rest = rows[0], rows[1:]
+    return [f"| {k0} | {v0} |", "| --- | --- |"] + [f"| {k} | {v} |" for k, v in rest] + [""]
 
 
 def entry_footer(e: Entry) -> str:
@@ -139,9 +147,10 @@ def check_page(c: CheckInfo, entries: list[Entry]) -> str:
         out += [f"Retired in {esc(c.retired)}" + (f", replaced by [{c.replaced_by}]({c.replaced_by}.md)"
                                                   if c.replaced_by else "") + ". The code is never reused.", ""]
     else:
-        out += [f"**{esc(c.summary)}**", "", "| | |", "| --- | --- |", f"| section | {esc(c.section)} |",
-                f"| can fail | {'yes' if c.failable else 'no (ok / warn / skip only)'} |",
-                f"| offline | {code('envcheck explain ' + c.code)} |", "", "## What it checks", ""]
+        out += [f"**{esc(c.summary)}**", ""]
+        out += _kv_table([("section", esc(c.section)), ("can fail", "yes" if c.failable else "no (ok / warn / skip only)"),
+                          ("offline", code("envcheck explain " + c.code))])
+        out += ["## What it checks", ""]
         out += [esc(c.doc) if c.doc else "_No description._", ""]
     linked = [e for e in entries if c.code in e.checks]
     out += ["## Entries", ""]
