@@ -57,7 +57,14 @@ def lint_text(text: str, path: str = "matrix.yaml") -> tuple[list[Problem], Matr
 
 # -- schema ----------------------------------------------------------------------------------
 def _schema(root: Any, doc: Any) -> Iterator[Problem]:
-    import jsonschema  # only lint pays for it
+    try:
+        import jsonschema  # only lint pays for it
+    except ImportError:  # not a core dependency: the loader's own typed validation still runs
+        import sys
+
+        print("envcheck: jsonschema is not installed; JSON Schema validation skipped "
+              "(pip install jsonschema)", file=sys.stderr)
+        return
 
     from envcheck.resources import schema_path
 
