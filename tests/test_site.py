@@ -121,11 +121,17 @@ def test_search_index_is_segmented_for_chinese(mini_site):
     assert "EI0006" in text
 
 
-@pytest.mark.slow
-def test_real_site_builds_strict(tmp_path):
-    out = tmp_path / "site"
+@pytest.fixture(scope="module")
+def real_site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("real") / "site"
     p = build_site(out)
     assert p.returncode == 0, p.stdout + p.stderr
+    return out
+
+
+@pytest.mark.slow
+def test_real_site_builds_strict(real_site):
+    out = real_site
     for e in load_kb(REPO / "kb").entries:
         assert (out / "kb" / e.category / e.id / "index.html").exists(), e.id
     assert (out / "matrix" / "index.html").exists() and (out / "error-codes" / "index.html").exists()
@@ -138,14 +144,22 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def served(mini_site):
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(mini_site)))
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
+def _serve(site: Path):
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{srv.server_address[1]}/"
     srv.shutdown()
     srv.server_close()
+
+
+@pytest.fixture
+def served(mini_site):
+    yield from _serve(mini_site)
+
+
+@pytest.fixture
+def served_real(real_site):
+    yield from _serve(real_site)
 
 
 @pytest.fixture
@@ -207,3 +221,21 @@ def test_browser_search_error_code_then_open_and_screenshot(served, browser, tmp
 @pytest.mark.slow
 def test_browser_search_in_chinese(served, browser):
     _search(browser, served, "版本不匹配", "torch and torch_npu versions do not match")
+
+
+@pytest.mark.slow
+def test_browser_real_site_finds_the_entry_for_an_error_code(served_real, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    declaring = [e for e in load_kb(REPO / "kb").entries if "EI0006" in e.error_codes]
+    assert declaring, "the real kb must explain EI0006"
+    title = declaring[0].title
+    item = _search(browser, served_real, "EI0006", title)
+    item.find_element(By.CSS_SELECTOR, "a.md-search-result__link").click()
+    e = declaring[0]
+    WebDriverWait(browser, 20).until(lambda d: f"/kb/{e.category}/{e.id}/" in d.current_url)
+    body = WebDriverWait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, "article"))
+    assert e.title_zh in body.text and "EI0006" in body.text
+    shot = tmp_path / "real-entry.png"
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 20_000
