@@ -130,3 +130,18 @@ def test_absent_components_skip_with_a_reason():
     found = judge(hypothetical_facts(), MX)
     assert {f.status for f in found} == {Status.SKIP}
     assert all(f.title for f in found)
+
+
+def test_kernels_for_two_chips_and_presence_only_entries():
+    both = [{"name": "Ascend-cann-kernels-910", "version": "8.0.RC1", "source": "k"},
+            {"name": "Ascend-cann-kernels-910b", "version": "8.0.RC1", "source": "k"}]
+    found = [f for f in judge(hypothetical_facts(cann="8.0.RC1", chip="910B4", kernels=both), MX) if f.code == "EC106"]
+    assert [f.status for f in found] == [Status.OK] and "910b" in found[0].title
+    bare = [{"name": "ascend910b", "version": None, "source": "opp/.../kernel/ascend910b"}]
+    found = [f for f in judge(hypothetical_facts(cann="8.2.RC1", chip="910B4", kernels=bare), MX) if f.code == "EC106"]
+    assert [f.status for f in found] == [Status.SKIP] and "no version" in found[0].title
+    internal = [{"name": "opp_kernel", "version": "8.2.0.0.201", "source": "opp_kernel/version.info"}]
+    found = [f for f in judge(hypothetical_facts(cann="8.2.RC1", kernels=internal), MX) if f.code == "EC106"]
+    assert [f.status for f in found] == [Status.OK]
+    found = [f for f in judge(hypothetical_facts(cann="8.3.RC1", kernels=internal), MX) if f.code == "EC106"]
+    assert [f.status for f in found] == [Status.FAIL]

@@ -209,8 +209,24 @@ def kernels_match_toolkit(chk: Check, ctx: Context) -> Iterator[Finding]:
         yield chk.warn(f"cannot judge: {cerr}", evidence=[u.seen(facts, "cann")])
         return
     fam = mx.chip_family(facts.chip) if facts.chip else None
-    for k in kernels:
+    other = [k for k in kernels if _wrong_chip(fam, str(k.get("name") or ""))]
+    mine = [k for k in kernels if k not in other]
+    if other and not any(_TOKEN.search(str(k.get("name") or "")) for k in mine):
+        # kernels for some chip are installed, none for this one (another chip's package next to
+        # the right one is harmless, so only its absence fails)
+        yield _judge_kernel(chk, mx, facts, cv, fam, other[0])
+        return
+    versioned = [k for k in mine if k.get("version") is not None]
+    for k in versioned:
         yield _judge_kernel(chk, mx, facts, cv, fam, k)
+    if not versioned:
+        names = ", ".join(str(k.get("name")) for k in kernels)
+        yield chk.skip(f"kernels / ops found ({names}) but no version recorded to compare with CANN {cv}")
+
+
+def _wrong_chip(fam, name: str) -> bool:
+    tok = _TOKEN.search(name)
+    return bool(fam is not None and tok and tok.group(1).lower() not in [t.lower() for t in fam.kernel_tokens])
 
 
 def _judge_kernel(chk: Check, mx, facts, cv, fam, k: dict) -> Finding:
@@ -220,8 +236,7 @@ def _judge_kernel(chk: Check, mx, facts, cv, fam, k: dict) -> Finding:
     data = {"rule": "kernels / ops match the toolkit", "toolkit": str(cv), "kernels": name, "version": ver}
     if rule:
         evid += u.cite(mx, rule.sources, 0, rule.note)
-    tok = _TOKEN.search(name)
-    if fam is not None and tok and tok.group(1).lower() not in [t.lower() for t in fam.kernel_tokens]:
+    if _wrong_chip(fam, name):
         return chk.fail(f"{name} is for another chip than {fam.name} (chip {facts.chip})", evidence=evid, data=data,
                         fix=_kernel_fix(mx, cv, fam, facts))
     kv, kerr = u.ascend(ver)
