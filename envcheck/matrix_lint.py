@@ -11,7 +11,8 @@ from typing import Any, Iterator
 import yaml
 
 from envcheck.errors import UsageError
-from envcheck.matrix import Matrix, MatrixError, _Builder, read_yaml
+from envcheck.matrix import Matrix, MatrixError
+from envcheck.matrix_build import Builder, read_yaml
 from envcheck.versions import parse_ascend, parse_pep440
 
 
@@ -47,7 +48,7 @@ def lint_text(text: str, path: str = "matrix.yaml") -> tuple[list[Problem], Matr
     matrix = None
     if not problems:
         try:
-            matrix = _Builder(path).build(doc)
+            matrix = Builder(path).build(doc)
         except MatrixError as exc:
             problems.append(Problem(exc.line, exc.message))
     if matrix is not None:

@@ -44,7 +44,7 @@ def torch_matches_torch_npu(chk: Check, ctx: Context) -> Iterator[Finding]:
     if npu is None:
         yield chk.skip("torch_npu is not installed: nothing to pair torch with")
         return
-    (tv, terr), (nv, nerr) = u.pep(torch), u.pep(npu)
+    (tv, terr), nerr = u.pep(torch), u.pep(npu)[1]
     if nerr:
         yield chk.warn(f"cannot judge: torch_npu version {npu!r} does not parse", evidence=[u.seen(facts, "torch-npu")])
         return

@@ -283,7 +283,7 @@ def mindspore_matches_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
     if err:
         yield err
         return
-    (cv, cerr), (mv, merr) = u.ascend(facts.cann_version), u.pep(ms)
+    (cv, cerr), merr = u.ascend(facts.cann_version), u.pep(ms)[1]
     seen = [u.seen(facts, "mindspore"), u.seen(facts, "cann")]
     if cerr or merr:
         yield chk.warn(f"cannot judge: {cerr or merr}", evidence=seen)
