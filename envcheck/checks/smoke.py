@@ -32,8 +32,21 @@ FIX_FALLBACK = ("rewrite the code path with operators the NPU supports natively 
 Body = Callable[[Check, Session], Iterator[Finding]]
 
 
+NPU_LIB_DETAIL = (
+    "torch_npu's extension links against CANN's shared libraries (libhccl.so, libascendcl.so, "
+    "libge_runner.so, ...). They are found through LD_LIBRARY_PATH, which CANN's set_env.sh sets; "
+    "the loader names only the first library it misses.")
+
+
 def _tail(text: str | None, n: int = 40) -> str:
     return "\n".join((text or "").rstrip().splitlines()[-n:])
+
+
+def _exceptions(tb: str | None) -> str:
+    """The exception lines of a (chained) traceback, e.g. the ImportError and the RuntimeError."""
+    lines = [ln for ln in (tb or "").splitlines() if ln and not ln[0].isspace()
+             and not ln.startswith(("Traceback ", "The above exception", "During handling"))]
+    return "\n".join(lines)
 
 
 def _standalone(c: Check, ctx: Context, body: Body) -> Iterator[Finding]:
@@ -72,7 +85,8 @@ def _torch_failed(c: Check, imp: Any, probe_src: str) -> Finding:
     from envcheck.smoke.importability import missing_library
 
     torch = imp.plain.module("torch") or {}
-    evidence = [ev(probe_src, _tail(torch.get("traceback") or torch.get("error"), 60))]
+    evidence = [ev(probe_src, _exceptions(torch.get("traceback")) or torch.get("error")),
+                ev(f"{probe_src} (traceback)", _tail(torch.get("traceback"), 60))]
     retry = imp.no_autoload.module("torch") if imp.no_autoload else None
     if retry is not None:
         said = "imports" if retry.get("ok") else f"also fails: {retry.get('error')}"
@@ -80,7 +94,7 @@ def _torch_failed(c: Check, imp: Any, probe_src: str) -> Finding:
     npu = imp.torch_npu
     if npu and not npu.get("ok"):
         evidence.append(ev("TORCH_DEVICE_BACKEND_AUTOLOAD=0 python -c 'import torch_npu'",
-                           _tail(npu.get("traceback") or npu.get("error"), 30)))
+                           _exceptions(npu.get("traceback")) or npu.get("error")))
     lib = missing_library("\n".join(e.text for e in evidence))
     autoload = "backend extension" in (torch.get("error") or "")
     title = f"`import torch` fails: {torch.get('error')}"
@@ -108,8 +122,9 @@ def _torch_npu_body(c: Check, s: Session) -> Iterator[Finding]:
     else:
         err = npu.get("traceback") or npu.get("error") or ""
         lib = missing_library(err)
-        yield c.fail(f"`import torch_npu` fails: {npu.get('error')}", detail=AUTOLOAD_DETAIL,
-                     evidence=[ev("python -c 'import torch_npu'", _tail(err, 40))],
+        yield c.fail(f"`import torch_npu` fails: {npu.get('error')}", detail=NPU_LIB_DETAIL if lib else "",
+                     evidence=[ev("python -c 'import torch_npu'", _exceptions(err) or err),
+                               ev("python -c 'import torch_npu' (traceback)", _tail(err, 40))],
                      fix=FIX_SET_ENV if lib else "", kb=(KB_CANN_ENV,) if lib else (),
                      data={"missing_library": lib})
 
