@@ -241,3 +241,11 @@ def test_matrix_check_does_not_import_torch():
             "print('RC', rc, 'TORCH', bad, file=sys.stderr)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=str(REPO))
     assert "RC 0 TORCH []" in p.stderr, p.stderr[-2000:]
+
+
+def test_full_check_with_a_broken_site_matrix_is_a_usage_error(cli):
+    broken = DATA / "matrix" / "unknown-source.yaml"
+    r = cli("--matrix", str(broken), "--no-smoke", "--select", "EC1")
+    assert r.rc == 2 and f"{broken}:19:" in r.err
+    r = cli("--matrix", str(DATA / "matrix" / "minimal.yaml"), "--no-smoke", "--select", "EC1", "--json")
+    assert r.rc in (0, 1) and r.json()["findings"]

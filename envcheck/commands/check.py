@@ -39,6 +39,10 @@ def run(args: argparse.Namespace) -> int:
     facts = collect_facts(args)
     opts = {k: getattr(args, k, None) for k in ("smoke", "device", "timeout", "python", "root")}
     ctx = Context(facts=facts, matrix_path=args.matrix, options=opts)
+    if args.matrix:  # a user-given matrix that does not load is bad input: one line, exit 2
+        from envcheck import matrix
+
+        ctx._matrix = matrix.load(args.matrix)
     checks = [c for c in all_checks() if c.default or args.select]
     checks = select(checks, args.select, args.ignore)
     report = runner.run(checks, ctx, command="check")
