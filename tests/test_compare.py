@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
 import pytest
 
 from conftest import DATA
 from envcheck.cluster import drift
 from envcheck.model import Facts
+from envcheck.resources import schema_path
 
 REPORTS = DATA / "reports"
 A, B, C, D = (REPORTS / f"node-{x}.json" for x in "abcd")
@@ -28,6 +30,7 @@ def test_identical_nodes_agree(cli):
 def test_odd_node_out_is_named(cli):
     r = cli("compare", "--json", A, B, C)
     assert r.rc == 1
+    jsonschema.validate(r.json(), json.loads(schema_path("report").read_text()))
     found = fails(r.json())
     assert set(found) == {"CANN"}
     assert found["CANN"]["data"]["odd"] == ["node-c"]

@@ -87,6 +87,7 @@ def test_env_checks_in_a_single_process_run():
 
 SCRIPT = textwrap.dedent("""
     import json, sys, time
+    import torch.distributed  # import cost is not the preflight's
     import envcheck
     t0 = time.monotonic()
     mode = sys.argv[1]
@@ -157,8 +158,9 @@ def test_wrong_world_size_fails_fast_naming_it(tmp_path):
         assert err["code"] == "EC501"
         assert "WORLD_SIZE=3 but only 2 process(es) joined within 3 s" in err["error"]
         assert "missing rank(s) 2" in err["error"]
-        assert err["seconds"] < 10  # the roll call's deadline, not torch's 30-minute store timeout
-    assert wall < 40
+        # the roll call's deadline (3 s) plus slack for a loaded CI box, not torch's 30-minute timeout
+        assert err["seconds"] < 3 + 20
+    assert wall < 60
 
 
 @pytest.mark.slow
@@ -177,14 +179,14 @@ def test_sleeping_rank_is_named_within_the_timeout(tmp_path):
         err = r["lines"][-1]
         assert err["code"] == "EC507" and err["ranks"] == [2]
         assert "rank 2 (host" in err["error"] and "did not reach the 'facts' stage within 3 s" in err["error"]
-        assert err["seconds"] < 3 + 5
+        assert err["seconds"] < 3 + 20
 
 
 def test_rank_outside_world_fails_before_any_rendezvous(tmp_path):
     results, wall = launch(tmp_path, [5], 2, timeout=30.0)
     err = results[0]["lines"][-1]
     assert err["code"] == "EC502" and "RANK=5 is outside 0..WORLD_SIZE-1" in err["error"]
-    assert err["seconds"] < 5
+    assert err["seconds"] < 20  # no rendezvous at all, although the timeout is 30 s
 
 
 @pytest.mark.slow
