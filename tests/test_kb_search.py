@@ -26,7 +26,7 @@ def ids(query: str, root: Path = MINI, limit: int = 10) -> list[str]:
 
 
 def test_tokens_split_words_and_cjk_bigrams():
-    assert tokens("torch_npu 版本不匹配 HCCL") == ["torch_npu", "torch", "npu", "版本", "本不", "不匹", "匹配", "hccl"]
+    assert tokens("torch_npu 版本不匹配 HCCL") == ["torch_npu", "hccl", "torch", "npu", "版本", "本不", "不匹", "匹配"]
     assert tokens("the 卡") == ["卡"]
 
 

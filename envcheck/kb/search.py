@@ -21,14 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 FIELD_WEIGHTS = {
     "id": 3.0, "title": 3.0, "title_zh": 3.0, "codes": 3.0, "symptoms": 2.0, "summary_zh": 2.0,
     "tags": 1.5, "category": 1.5, "patterns": 1.0, "body": 1.0,
 }
 # CANN (EI0006, E39999), torch_npu (ERR02200), envcheck (EC201) and ACL return codes (507035).
 CODE_RE = re.compile(r"^(e[a-z0-9][0-9]{4}|err[0-9]{5}|ec[0-9]{3}|[1-5][0-9]{5})$")
-WORD_RE = re.compile(r"[a-z0-9_]+|[\u3400-\u9fff\uf900-\ufaff]+")
+ASCII_RE = re.compile(r"[a-z0-9_]+")
+CJK_RUN_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 STOP = frozenset("a an and are as at be by can for from how in into is it its not of on or that the "
                  "this to was when with".split())
@@ -68,15 +69,12 @@ class Hit:
 
 
 def tokens(text: str) -> list[str]:
-    """Index/query tokens: ASCII words (and their _ parts), CJK bigrams (unigram for 1 char)."""
-    out: list[str] = []
-    for w in WORD_RE.findall(text.lower()):
-        if CJK_RE.match(w):
-            out.extend([w] if len(w) == 1 else [w[i:i + 2] for i in range(len(w) - 1)])
-        elif w not in STOP:
-            out.append(w)
-            if "_" in w:
-                out.extend(p for p in w.split("_") if p and p not in STOP)
+    """Index/query tokens: ASCII words (and their _ parts), then CJK bigrams (unigram for 1 char)."""
+    low = text.lower()
+    out = [w for w in ASCII_RE.findall(low) if w not in STOP]
+    out += [p for w in out if "_" in w for p in w.split("_") if p and p not in STOP]
+    for run in CJK_RUN_RE.findall(text):
+        out.extend([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])
     return out
 
 
@@ -177,7 +175,6 @@ def build_index(root: Path, stamp: list[tuple[str, int, int]]) -> dict[str, Any]
             "summary_zh": str(meta.get("summary_zh") or ""), "path": str(root / rel),
             "error_codes": tuple(_strs(meta.get("error_codes"))), "checks": tuple(_strs(meta.get("checks"))),
             "declared": declared,
-            "mentions": sorted({t.upper() for t in tokens(pattern_text + " " + body) if CODE_RE.match(t)}),
         }
         fields = {
             "id": eid.replace("-", " "), "title": e["title"], "title_zh": e["title_zh"],
@@ -186,9 +183,14 @@ def build_index(root: Path, stamp: list[tuple[str, int, int]]) -> dict[str, Any]
             "category": e["category"].replace("-", " "), "patterns": pattern_text, "body": body,
         }
         weights: Counter = Counter()
+        mentions: set[str] = set()
         for name, text in fields.items():
-            for tok, n in Counter(tokens(text)).items():
+            counts = Counter(tokens(text))
+            for tok, n in counts.items():
                 weights[tok] += FIELD_WEIGHTS[name] * (1.0 + math.log(n))
+            if name in ("patterns", "body"):
+                mentions.update(t.upper() for t in counts if CODE_RE.match(t))
+        e["mentions"] = sorted(mentions)
         i = len(entries)
         entries.append(e)
         for tok, w in weights.items():
