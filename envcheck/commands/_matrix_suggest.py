@@ -208,7 +208,7 @@ def _cost(mx: Matrix, c: Candidate, cur: dict[str, Any], facts) -> tuple[float, 
     dv = u.ascend(cur["driver"])[0]
     rule = c.rel.hdk
     kind = rule.classify(dv) if (rule and dv is not None) else None
-    if rule and rule.stated and (dv is None or kind in ("unsupported", "outside") and rule.outside == "fail"):
+    if rule and rule.stated and (dv is None or kind == "unsupported" or (kind == "outside" and rule.outside == "fail")):
         cost += 20
         steps.append(f"driver {cur['driver'] or '(none)'} -> HDK {c.hdk}: install firmware, then driver, then "
                      f"reboot: {'  '.join(pk['hdk'])}")
