@@ -1,0 +1,86 @@
+"""The EC4xx checks in the default run: --no-smoke, the quick subset, --select and listing."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from envcheck import runner
+from envcheck.checks import smoke
+from envcheck.model import Facts, Status
+from envcheck.registry import Context
+
+
+def _run(level: str, checks=None, **opts):
+    ctx = Context(facts=Facts(), options={"smoke": level, "device": "cpu", "timeout": None, "python": None, **opts})
+    chosen = checks if checks is not None else [c for c in smoke.CHECKS if c.default]
+    return runner.run(chosen, ctx).findings
+
+
+def test_no_smoke_is_a_single_skip():
+    (f,) = _run("none")
+    assert (f.code, f.status, f.title) == ("EC401", Status.SKIP, "smoke tests skipped (--no-smoke)")
+
+
+def test_quick_runs_importability_and_a_few_fast_ops():
+    found = _run("quick")
+    assert [f.code for f in found] == ["EC401", "EC402", "EC403", "EC404", "EC405", "EC406"]
+    assert all(f.section == "Smoke tests" for f in found)
+    assert found[0].status is Status.OK and found[0].title.startswith("torch 2.13.0")
+    assert found[1].status is Status.SKIP  # torch_npu is not installed here
+    ops = found[2]
+    assert ops.status is Status.OK and "on cpu" in ops.title
+    cases = {o["case"] for o in ops.data["outcomes"]}
+    assert cases == {"matmul[float32]", "layer_norm", "softmax", "cross_entropy_backward", "index_put_"}
+    assert len(ops.data["startup_seconds"]) == 1
+
+
+def test_selected_siblings_report_once_and_the_driver_does_not_repeat_them():
+    chosen = [c for c in smoke.CHECKS if c.code in ("EC403", "EC406", "EC401")]
+    found = _run("quick", checks=chosen)
+    codes = [f.code for f in found]
+    assert codes.count("EC403") == 1 and codes.count("EC406") == 1 and codes.count("EC401") == 1
+    assert codes[:2] == ["EC403", "EC406"]  # siblings run first; EC401 (the driver) last
+    assert set(codes) == {"EC401", "EC402", "EC403", "EC404", "EC405", "EC406"}
+
+
+def test_a_sibling_alone_under_no_smoke_skips():
+    (ec403,) = [c for c in smoke.CHECKS if c.code == "EC403"]
+    (f,) = _run("none", checks=[ec403])
+    assert f.code == "EC403" and f.status is Status.SKIP
+
+
+def test_codes_slugs_and_docs():
+    codes = {c.code: c for c in smoke.CHECKS}
+    assert sorted(codes) == ["EC401", "EC402", "EC403", "EC404", "EC405", "EC406", "EC407", "EC408",
+                             "EC410", "EC411", "EC412", "EC413"]
+    assert codes["EC401"].slug == "torch-import-failed" and codes["EC401"].default
+    assert codes["EC406"].slug == "cpu-fallback" and codes["EC413"].slug == "busbw-below-floor"
+    assert [c.code for c in smoke.CHECKS if c.default] == ["EC401"]
+    for c in smoke.CHECKS:
+        assert c.section == "Smoke tests" and c.failable and len((c.fn.__doc__ or "").strip()) > 80, c.code
+
+
+def test_cli_no_smoke_shows_one_smoke_line(cli):
+    r = cli("--no-smoke", "--json")
+    smoke_findings = [f for f in r.json()["findings"] if f["section"] == "Smoke tests"]
+    assert [(f["code"], f["status"]) for f in smoke_findings] == [("EC401", "skip")]
+
+
+def test_parsing_the_cli_does_not_import_torch():
+    code = ("import sys; from envcheck.cli import build_parser; build_parser(); "
+            "import envcheck.commands.smoke, envcheck.checks.smoke; print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_full_adds_parity_mindspore_and_a_two_rank_collective():
+    found = _run("full", sizes=[1024, 65536])
+    codes = [f.code for f in found]
+    assert codes == ["EC401", "EC402", "EC403", "EC404", "EC405", "EC406", "EC407", "EC408",
+                     "EC410", "EC411", "EC412", "EC413"]
+    by = {f.code: f for f in found}
+    assert by["EC403"].status is Status.OK and len(by["EC403"].data["outcomes"]) == 16
+    assert by["EC407"].status is Status.OK and len(by["EC407"].data["cpu_losses"]) == 20
+    assert by["EC408"].status is Status.SKIP and "MindSpore is not installed" in by["EC408"].title
+    assert by["EC410"].status is Status.OK and by["EC410"].title.startswith("2 ranks initialised gloo")
+    assert by["EC413"].status is Status.OK and len(by["EC413"].data["rows"]) == 8
