@@ -63,6 +63,11 @@ def cite(mx: "Matrix", refs: Iterable[str], line: int = 0, row: str = "") -> lis
     return out
 
 
+def uniq(evidence: Iterable[Evidence]) -> list[Evidence]:
+    """Evidence without repeats, first occurrence kept."""
+    return list(dict.fromkeys(evidence))
+
+
 def _short(path: str) -> str:
     import os
 

@@ -136,7 +136,7 @@ def _judge_npu_cann(chk: Check, mx, facts, cv, npu: str) -> Finding:
         if cs:
             refs = [r for c in cs for r in c.source_refs]
             return chk.warn(f"torch_npu {npu} for CANN {rel.version}: sources disagree ({', '.join(c.id for c in cs)})",
-                            detail=u.describe(cs), evidence=evid + u.cite(mx, refs), data={**data, "conflicts": [c.id for c in cs]})
+                            detail=u.describe(cs), evidence=u.uniq(evid + u.cite(mx, refs)), data={**data, "conflicts": [c.id for c in cs]})
         return chk.ok(f"torch_npu {npu} is the CANN {rel.version} build"
                       + (f" (PTA {rel.pta}, branch {p.branch})" if p.branch else ""), evidence=evid, data=data)
     others = mx.builds(npu)
@@ -150,7 +150,7 @@ def _judge_npu_cann(chk: Check, mx, facts, cv, npu: str) -> Finding:
             return chk.warn(f"torch_npu {npu} is the CANN {', '.join(homes)} build; stated compatible with CANN "
                             f"{rel.version}, but not its paired build",
                             detail=f"PTA compatibility window: PTA {', '.join(win.pta)} with CANN {', '.join(win.cann)}",
-                            evidence=evid + u.cite(mx, win.sources), data=data,
+                            evidence=u.uniq(evid + u.cite(mx, win.sources)), data=data,
                             fix=_fix_for_release(mx, rel, npu, arch))
         return chk.fail(f"torch_npu {npu} is the build for CANN {', '.join(homes)}, not for CANN {rel.version}",
                         detail="Within one PyTorch line the post number identifies the CANN release (compat-facts b3); "
@@ -260,7 +260,7 @@ def _python_vs_build(chk: Check, mx, facts, py: str, npu: str) -> Finding:
     pyminor = ".".join(py.split(".")[:2])
     evid = [u.seen(facts, "python"), u.seen(facts, "torch-npu"),
             ev("matrix", f"torch_npu {npu}: table Python {tab_txt}; wheels {whl_txt}")]
-    evid += u.cite(mx, [s for p in tabled for s in p.sources] + (["PYPI-NPU"] if wheels else []))
+    evid = u.uniq(evid + u.cite(mx, [s for p in tabled for s in p.sources] + (["PYPI-NPU"] if wheels else [])))
     data = {"rule": "Python in the torch_npu build's range", "python": py, "torch_npu": npu,
             "table": tab_txt, "wheels": whl_txt}
     d4 = [c for p in tabled for c in u.conflicts(mx, p.conflicts, "python")]

@@ -301,7 +301,8 @@ def mindspore_matches_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
         cs = u.conflicts(mx, m.conflicts, "mindspore")
         if cs:
             yield chk.warn(f"MindSpore {ms} with CANN {cv}: sources disagree ({', '.join(c.id for c in cs)})",
-                           detail=u.describe(cs), evidence=evid + u.cite(mx, [r for c in cs for r in c.source_refs]), data=data)
+                           detail=u.describe(cs), data=data,
+                           evidence=u.uniq(evid + u.cite(mx, [r for c in cs for r in c.source_refs])))
         else:
             yield chk.ok(f"MindSpore {ms} is paired with CANN {cv}", evidence=evid, data=data)
         return

@@ -14,19 +14,32 @@ from envcheck.registry import Check, Context, check
 SECTION = "Distributed"
 
 
-def node_devices(facts: Facts) -> list[int] | None:
-    """NPU ids on this node from npu-smi facts (None when npu-smi was not read)."""
+def node_devices(facts: Facts, keys: tuple[str, ...] = ("logic_id", "id")) -> list[int] | None:
+    """Device ids on this node from npu-smi facts (None when npu-smi was not read).
+
+    Default: logical ids (what ASCEND_RT_VISIBLE_DEVICES and torch count), falling back to the NPU id.
+    """
     npu = facts.npu or {}
     devs = npu.get("devices")
     if not npu.get("available", bool(devs)) or not isinstance(devs, list) or not devs:
         return None
     ids = []
     for d in devs:
-        try:
-            ids.append(int(d.get("id")))
-        except (TypeError, ValueError, AttributeError):
+        if not isinstance(d, dict):
             continue
+        for k in keys:
+            if isinstance(d.get(k), int):
+                ids.append(d[k])
+                break
     return sorted(set(ids)) or None
+
+
+def table_devices(facts: Facts) -> list[int] | None:
+    """Ids a rank table's device_id may use: NPU ids, physical chip ids (A3: 0..15) and logical ids."""
+    found = [node_devices(facts, (k,)) for k in ("id", "phy_id", "logic_id")]
+    if all(f is None for f in found):
+        return None
+    return sorted({i for f in found if f for i in f})
 
 
 def host_addresses(facts: Facts) -> set[str] | None:
@@ -118,6 +131,21 @@ def ranktable_valid(chk: Check, ctx: Context) -> Iterable[Finding]:
                        fix="point RANK_TABLE_FILE at the JSON rank table generated for this job")
         return
     yield _judge(chk, ctx, table, path)
+    if not ctx.options.get("ranktable"):
+        yield from _connect_timeout(chk, env)
+
+
+def _connect_timeout(chk: Check, env: dict) -> Iterator[Finding]:
+    """torch_npu's advice for rank-table launches: HCCL_CONNECT_TIMEOUT of 300 s or more."""
+    raw = env.get("HCCL_CONNECT_TIMEOUT")
+    try:
+        value = int(raw) if raw else 120  # HCCL's default
+    except ValueError:
+        return  # EC206 judges malformed HCCL timeouts
+    if value < 300:
+        yield chk.warn(f"RANK_TABLE_FILE is set and HCCL_CONNECT_TIMEOUT is {value} s: rank-table links are set "
+                       "up without socket negotiation and time out sooner", fix="export HCCL_CONNECT_TIMEOUT=300 (or more)",
+                       evidence=[ev("env HCCL_CONNECT_TIMEOUT", raw or "unset (HCCL default 120)")])
 
 
 def _judge(chk: Check, ctx: Context, table, path: str) -> Finding:
@@ -130,7 +158,7 @@ def _judge(chk: Check, ctx: Context, table, path: str) -> Finding:
     except ValueError:
         ws = None
     problems = rt.validate(table, host_addresses=host_addresses(ctx.facts) if host else None,
-                           host_devices=node_devices(ctx.facts) if host else None, world_size=ws)
+                           host_devices=table_devices(ctx.facts) if host else None, world_size=ws)
     data = {"path": path, "version": table.version, "servers": len(table.servers),
             "ranks": table.rank_count, "problems": [p.__dict__ for p in problems]}
     evidence = [ev("rank table", f"{path}: version {table.version or '?'}, {len(table.servers)} server(s), "
@@ -139,7 +167,7 @@ def _judge(chk: Check, ctx: Context, table, path: str) -> Finding:
         evidence.append(ev("env WORLD_SIZE", ws))
     if host and host_addresses(ctx.facts) is None:
         evidence.append(ev("host", "this host's addresses were not read: host checks skipped"))
-    elif host and node_devices(ctx.facts) is None:
+    elif host and table_devices(ctx.facts) is None:
         evidence.append(ev("host", "npu-smi devices were not read: device ids not checked"))
     fails = [p for p in problems if p.severity == "fail"]
     warns = [p for p in problems if p.severity != "fail"]
