@@ -124,7 +124,8 @@ def test_redacted_sample_cannot_be_matched_to_a_host():
 def facts_for(tmp_path, table_name, *, addrs=("192.168.10.11",), ndev=4, world_size="8", root="/"):
     return Facts(system={"hostname": "node-a", "interfaces": {"eth0": list(addrs), "lo": ["127.0.0.1"]}},
                  npu={"available": True, "devices": [{"id": i} for i in range(ndev)]},
-                 env={"RANK_TABLE_FILE": str(TABLES / table_name), "WORLD_SIZE": world_size}, root=root)
+                 env={"RANK_TABLE_FILE": str(TABLES / table_name), "WORLD_SIZE": world_size,
+                      "HCCL_CONNECT_TIMEOUT": "600"}, root=root)
 
 
 def test_check_passes_for_this_host(tmp_path):
@@ -194,3 +195,37 @@ def test_cli_json_is_one_document(cli):
     r = cli("ranktable", "--structure-only", "--json", TABLES / "bad-server-count.json")
     doc = json.loads(r.out)
     assert doc["command"] == "ranktable" and doc["verdict"] == "fail"
+
+
+def test_short_connect_timeout_with_a_rank_table_warns(tmp_path):
+    facts = facts_for(tmp_path, "good-v1.0-2x4.json")
+    del facts.env["HCCL_CONNECT_TIMEOUT"]
+    table, advice = run_check(ranktable_valid, Context(facts))
+    assert table.status is Status.OK
+    assert advice.status is Status.WARN and "HCCL_CONNECT_TIMEOUT is 120 s" in advice.title
+
+
+# ---- real npu-smi output, parsed by the probe, against the real tables ----------------------
+
+def npu_facts(sample, addrs):
+    from conftest import RESEARCH
+    from envcheck.probe.npu import parse_info
+
+    npu = dict(parse_info((RESEARCH / "samples" / sample).read_text()), available=True)
+    return Facts(system={"interfaces": {"eth0": list(addrs)}}, npu=npu,
+                 env={"RANK_TABLE_FILE": str(TABLES / "good-v1.2-a3-superpod.json"), "WORLD_SIZE": "16",
+                      "HCCL_CONNECT_TIMEOUT": "600"})
+
+
+def test_a3_table_matches_an_a3_host_by_physical_chip_ids():
+    """A3: 8 NPUs x 2 chips; the v1.2 table's device_id 0..15 are the chips' physical ids."""
+    facts = npu_facts("npu-smi-info-a3-ascend910-25.2.1-8npu-16chip.txt", ["192.168.247.11"])
+    [f] = run_check(ranktable_valid, Context(facts))
+    assert f.status is Status.OK, f.detail
+
+
+def test_a3_table_on_an_8_npu_910b_host_names_the_missing_devices():
+    facts = npu_facts("npu-smi-info-910b4-32g-25.0.rc1.1-8npu.txt", ["192.168.247.11"])
+    [f] = run_check(ranktable_valid, Context(facts))
+    assert f.status is Status.FAIL
+    assert "device_id 8 (rank 8)" in f.title and "(+7 more)" in f.title
