@@ -344,3 +344,30 @@ def test_listed_error_codes_are_real():
     unknown = sorted({(e.id, c) for e in entries() for c in e.error_codes
                       if not re.search(r"(?<![A-Za-z0-9])" + re.escape(c) + r"(?![0-9])", corpus)})
     assert not unknown, unknown
+
+
+@pytest.mark.parametrize("entry_id,needles", [
+    ("cann-env-not-loaded", ["source /usr/local/Ascend/ascend-toolkit/set_env.sh", "TORCH_DEVICE_BACKEND_AUTOLOAD=0"]),
+    ("hccl-connect-timeout", ["export HCCL_CONNECT_TIMEOUT=1200", "hccn_tool"]),
+    ("hccl-timeout", ["HCCL_EXEC_TIMEOUT", "drop_last=True"]),
+    ("hccl-nic-invalid", ["HCCL_SOCKET_IFNAME", "HCCL_IF_IP"]),
+    ("index-put-advanced-indexing", ["masked_fill", "torch.where"]),
+    ("fp32-loss-mixed-precision", [".float()", "autocast"]),
+    ("loss-scaling-gradscaler", ["torch_npu.npu.amp.GradScaler", "scaler.update()"]),
+    ("blocking-host-to-device-copy", ["pin_memory=True", "non_blocking=True"]),
+    ("resume-missing-optimizer-rng-state", ['"optimizer"', '"scheduler"', "get_rng_state"]),
+    ("gradient-accumulation-wrong", ["zero_grad", "% accum == 0"]),
+    ("nan-loss-gradient-explosion", ["named_parameters()", "1e4"]),
+    ("cpu-fallback-silent", ["TORCH_NPU_FALLBACK_CPU_DISABLE=1", "profiler"]),
+    ("npu-out-of-memory", ["PYTORCH_NPU_ALLOC_CONF"]),
+    ("shm-too-small", ["--shm-size"]),
+    ("log-level-verbose", ["ASCEND_GLOBAL_LOG_LEVEL=3"]),
+    ("hccl-world-size-mismatch", ["--nproc_per_node", 'backend="hccl"']),
+    ("preflight-allreduce-selfcheck", ["all_reduce", "envcheck.preflight()"]),
+])
+def test_fix_is_concrete(entry_id, needles):
+    """The fixes the field report calls for are spelled out as commands / code, not prose."""
+    e = next(x for x in entries() if x.id == entry_id)
+    fix = e.section("Fix")
+    missing = [n for n in needles if n not in fix]
+    assert not missing, (entry_id, missing)
