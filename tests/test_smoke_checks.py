@@ -84,3 +84,26 @@ def test_full_adds_parity_mindspore_and_a_two_rank_collective():
     assert by["EC408"].status is Status.SKIP and "MindSpore is not installed" in by["EC408"].title
     assert by["EC410"].status is Status.OK and by["EC410"].title.startswith("2 ranks initialised gloo")
     assert by["EC413"].status is Status.OK and len(by["EC413"].data["rows"]) == 8
+
+
+def _fake_mindspore(tmp_path, body: str):
+    pkg = tmp_path / "mindspore"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("__version__ = '2.4.0'\n\ndef run_check():\n" + body)
+    return str(tmp_path)
+
+
+def test_mindspore_run_check_runs_in_a_child(tmp_path, monkeypatch):
+    (ec408,) = [c for c in smoke.CHECKS if c.code == "EC408"]
+    ok_dir = _fake_mindspore(tmp_path / "ok", "    print('MindSpore version: 2.4.0')\n    print('The result of "
+                             "multiplication calculation is correct, MindSpore has been installed on platform [CPU] "
+                             "successfully!')\n")
+    monkeypatch.setenv("PYTHONPATH", ok_dir)
+    (f,) = _run("ops", checks=[ec408])
+    assert f.status is Status.OK and "installed on platform [CPU] successfully" in f.evidence[0].text
+    bad_dir = _fake_mindspore(tmp_path / "bad", "    raise RuntimeError('Ascend collective communication "
+                              "initialization failed.')\n")
+    monkeypatch.setenv("PYTHONPATH", bad_dir)
+    (f,) = _run("ops", checks=[ec408])
+    assert f.status is Status.FAIL and "exit status 1" in f.title
+    assert "Ascend collective communication initialization failed." in f.evidence[0].text
