@@ -12,7 +12,7 @@ from typing import Iterator
 from envcheck.checks import _compat as u
 from envcheck.model import Finding, ev
 from envcheck.registry import Check, Context, check
-from envcheck.versions import base_release, canonical_pip
+from envcheck.versions import base_release
 
 SECTION = "Compatibility"
 SETUP_SOURCES = ("PT-SETUP", "PYPI-NPU")
@@ -71,7 +71,7 @@ def torch_matches_torch_npu(chk: Check, ctx: Context) -> Iterator[Finding]:
     elif tv.local and str(tv.local).startswith(("cu", "rocm")):
         yield chk.warn(f"torch {torch} is a CUDA/ROCm build; torch_npu {npu} expects the CPU build of torch {need}",
                        detail="torch_npu refuses a CUDA torch at import on recent releases (two accelerators).",
-                       evidence=evid, fix=_torch_fix(need, npu, facts, cpu=True), kb=(), data=data)
+                       evidence=evid, fix=_torch_fix(need, npu, facts, cpu=True), data=data)
     else:
         yield chk.ok(f"torch {torch} matches torch_npu {npu}", evidence=evid, data=data)
 
@@ -341,4 +341,4 @@ from envcheck.checks.compat_hw import (chip_supported_by_cann, driver_supports_c
 CHECKS = (torch_matches_torch_npu, torch_npu_matches_cann, python_supported, driver_supports_cann,
           chip_supported_by_cann, kernels_match_toolkit, mindspore_matches_cann)
 
-__all__ = ["CHECKS", "canonical_pip"]
+__all__ = ["CHECKS"]
