@@ -187,10 +187,10 @@ def _rendezvous(env: Mapping[str, str], rank: int, world: int, timeout: float, a
     return roll, True
 
 
-def stage(roll: Roll, name: str) -> None:
+def stage(roll: Roll, name: str, timeout: float | None = None) -> None:
     """Barrier on the store: raises PreflightError (EC507) naming the ranks that did not arrive in time."""
     try:
-        roll.arrive(name)
+        roll.arrive(name, timeout)
     except RendezvousError as exc:
         raise _fail_early(exc, roll.rank) from None
 

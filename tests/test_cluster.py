@@ -157,3 +157,17 @@ def test_slow_link_warns():
     times["1-3"] = 0.5
     f = links.judge([times], todo, 4096, names, 5.0)
     assert f.status is Status.WARN and "slowest link: rank 1 <-> rank 3" in f.title
+
+
+@pytest.mark.slow
+def test_rank_that_never_answers_gives_dead_links_named():
+    argv, env = torchrun("--json", "--sizes", "", "--link-bytes", "4K", "--timeout", "3", nproc=3,
+                         env={"ENVCHECK_TEST_SKIP_LINKS_RANK": "2"})
+    p, _ = run(argv, env)
+    assert p.returncode == 1, p.stderr[-3000:]
+    [f] = by_code(json.loads(p.stdout))["EC506"]
+    assert f["status"] == "fail"
+    assert f["title"] == (f"dead link(s): rank 0 (node0@{HOST}) <-> rank 2 (node0@{HOST}); "
+                          f"rank 1 (node0@{HOST}) <-> rank 2 (node0@{HOST}) (no round trip within 3 s)")
+    ok = [r for r in f["data"]["links"] if r["pair"] == "0-1"]
+    assert ok[0]["ms"] is not None

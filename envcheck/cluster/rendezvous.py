@@ -49,26 +49,34 @@ class Roll:
     timeout: float
     who: dict[int, dict[str, Any]] = field(default_factory=dict)
 
-    def arrive(self, stage: str) -> list[int]:
-        """Store barrier for `stage`; returns the ranks that did not arrive before the deadline."""
+    def arrive(self, stage: str, timeout: float | None = None) -> list[int]:
+        """Store barrier for `stage` (deadline `timeout`, default the roll's); raises naming latecomers."""
         try:
-            return self._arrive(stage)
+            return self._arrive(stage, self.timeout if timeout is None else timeout)
         except (RuntimeError, OSError) as exc:  # DistNetworkError etc.: the store's host went away
             raise RendezvousError("EC507", f"rank {self.rank} lost the rendezvous store at the {stage!r} stage "
                                   f"({_first_line(exc)}): the store's host (rank 0 or the torchrun agent) "
                                   "exited or is unreachable", ranks=[0]) from None
 
-    def _arrive(self, stage: str) -> list[int]:
+    def _arrive(self, stage: str, timeout: float) -> list[int]:
         self.store.set(f"stage/{stage}/{self.rank}", json.dumps(time.time()))
 
         def explain(n: int) -> RendezvousError:
             missing = [r for r in range(self.world_size) if not self.store.check([f"stage/{stage}/{r}"])]
             return RendezvousError("EC507", f"{self.describe(missing)} did not reach the {stage!r} stage within "
-                                   f"{self.timeout:g} s (hung, crashed or much slower than the others)",
+                                   f"{timeout:g} s (hung, crashed or much slower than the others)",
                                    ranks=missing)
 
-        barrier(self.store, f"stage/{stage}", self.world_size, self.timeout, explain)
+        barrier(self.store, f"stage/{stage}", self.world_size, timeout, explain)
         return []
+
+    def publish(self, key: str, value: Any) -> None:
+        """Leave a JSON value for rank 0 on the store (which stays usable when the process group is not)."""
+        self.store.set(f"data/{key}/{self.rank}", json.dumps(value, default=str))
+
+    def collect(self, key: str) -> list[Any]:
+        """Every rank's published value for `key`, in rank order (call after a stage everyone passed)."""
+        return [json.loads(self.store.get(f"data/{key}/{r}")) for r in range(self.world_size)]
 
     def arrivals(self, stage: str) -> dict[int, float]:
         """When each rank reached `stage` (wall clock seconds)."""

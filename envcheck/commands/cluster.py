@@ -7,6 +7,7 @@ Other ranks print nothing, or one line on stderr when they fail.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -15,6 +16,8 @@ from typing import Any
 from envcheck.errors import UsageError
 
 GRACE = 2.0
+LINK_TIMEOUT = 10.0  # seconds one pair may take before the link counts as dead
+SKIP_LINKS_RANK = "ENVCHECK_TEST_SKIP_LINKS_RANK"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -38,8 +41,6 @@ def _sizes(text: str) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
     from envcheck.cluster import envvars
 
     if not envvars.launched(os.environ):
@@ -89,28 +90,37 @@ def _failed(exc: Any, rank: int, args: argparse.Namespace) -> int:
 
 
 def _extras(session: Any, sizes: list[int], link_bytes: int, timeout: float) -> list:
-    """Sweep, links and the slowest rank: every rank takes part; findings are the same on all."""
+    """Sweep, links and the slowest rank; every rank takes part, rank 0 judges.
+
+    Results travel over the store, not the process group: after a dead link the group may be
+    unusable, the store is not.
+    """
     from envcheck.cluster import links
-    from envcheck.cluster.comm import all_gather_json
     from envcheck.preflight import stage
     from envcheck.smoke.collective import aggregate, run_collectives
 
-    dev = session.device.torch_device
-    stage(session.roll, "sweep")
+    dev, roll = session.device.torch_device, session.roll
+    stage(roll, "sweep")
     mine: dict[str, Any] = {"compute_s": _compute(dev), "sweep": None}
     if sizes:
         mine["sweep"] = run_collectives(dev, sizes=sizes, ops=("all_reduce", "all_gather"), iters=3)
     names = {p["rank"]: f"rank {p['rank']} ({p['node']})" for p in session.payloads}
     todo = links.pairs(links.units(session.payloads)) if link_bytes else []
-    stage(session.roll, "links")
-    mine["links"] = links.run_pairs(session.rank, todo, link_bytes, dev, timeout)
-    stage(session.roll, "report")
-    everyone = all_gather_json(mine, dev)
+    link_timeout = min(timeout, LINK_TIMEOUT)
+    stage(roll, "links")
+    skip = os.environ.get(SKIP_LINKS_RANK) == str(session.rank)  # test hook: a rank that never answers
+    mine["links"] = {} if skip else links.run_pairs(session.rank, todo, link_bytes, dev, link_timeout)
+    roll.publish("cluster", mine)
+    # a rank may spend up to link_timeout on each of its pairs before it gets here
+    stage(roll, "report", timeout + link_timeout * len(todo))
+    if session.rank != 0:
+        return []
+    everyone = roll.collect("cluster")
     out = []
     if sizes:
         out.append(_sweep_finding(aggregate([e["sweep"] for e in everyone]), names))
     if todo:
-        out.append(links.judge([e["links"] for e in everyone], todo, link_bytes, names, timeout))
+        out.append(links.judge([e["links"] for e in everyone], todo, link_bytes, names, link_timeout))
     out.append(_slowest(session, [e["compute_s"] for e in everyone], names))
     return out
 
