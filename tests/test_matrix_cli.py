@@ -249,3 +249,12 @@ def test_full_check_with_a_broken_site_matrix_is_a_usage_error(cli):
     assert r.rc == 2 and f"{broken}:19:" in r.err
     r = cli("--matrix", str(DATA / "matrix" / "minimal.yaml"), "--no-smoke", "--select", "EC1", "--json")
     assert r.rc in (0, 1) and r.json()["findings"]
+
+
+@pytest.mark.skipif(not (DATA / "roots" / "root-910b-8.2").is_dir(), reason="probe fixture trees not present")
+def test_suggest_probes_a_sysroot(cli):
+    """No flags: the probe reads the sysroot (CANN 8.2.RC1 with HDK 25.0.rc1.1: compatible, so nothing fails)."""
+    r = cli("--root", str(DATA / "roots" / "root-910b-8.2"), "matrix", "suggest", "--json")
+    assert r.rc == 0, r.out + r.err
+    doc = r.json()
+    assert doc["current"]["cann"] == "8.2.RC1" and doc["consistent"] is True and doc["plan"] is None
