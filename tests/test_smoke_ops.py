@@ -209,6 +209,8 @@ def test_unknown_device_kind_and_bad_flags(cli):
     assert r.rc == 2 and "--timeout must be positive" in r.err
     r = cli("smoke", "--python", "/nonexistent/python")
     assert r.rc == 2 and "not an executable file" in r.err and "Traceback" not in r.err
+    r = cli("smoke", "--case", "matmul[float128]")
+    assert r.rc == 2 and "unknown smoke case 'matmul[float128]'" in r.err and "matmul[float16]" in r.err
 
 
 def test_npu_requested_without_torch_npu_is_a_finding_not_a_crash(cli):

@@ -40,6 +40,21 @@ def _sizes(args: argparse.Namespace) -> list[int]:
         raise UsageError(str(exc)) from None
 
 
+def _check_cases(names: list[str]) -> None:
+    """Unknown --case names are a usage error (the registry imports no torch; plugins as the worker)."""
+    from envcheck.smoke import ops  # noqa: F401  (registers the built-in cases)
+    from envcheck.smoke.registry import REGISTRY
+    from envcheck.smoke.worker import ENV_PLUGINS, load_plugins
+
+    try:
+        load_plugins(os.environ.get(ENV_PLUGINS, "").split(","))
+    except ImportError:  # importable only on the worker's PYTHONPATH: the worker will judge the names
+        return
+    unknown = [n for n in names if n not in REGISTRY]
+    if unknown:
+        raise UsageError(f"unknown smoke case {unknown[0]!r}; known: {', '.join(REGISTRY)}")
+
+
 def _validate(args: argparse.Namespace) -> None:
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError(f"--timeout must be positive, got {args.timeout:g}")
@@ -49,6 +64,8 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError(f"--iters must be at least 1, got {args.iters}")
     if args.python and not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
         raise UsageError(f"--python {args.python}: not an executable file")
+    if args.case:
+        _check_cases(args.case)
 
 
 def run(args: argparse.Namespace) -> int:
