@@ -10,6 +10,7 @@ one PreflightError naming the odd rank / node and the kb entry.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import time
@@ -110,6 +111,15 @@ def _fail_early(err: RendezvousError | envvars.Issue, rank: int | None) -> Prefl
     return PreflightError(message(f, rank if rank is not None else -1), None, code, f.kb, ranks)
 
 
+def _collective_error(code: str, what: str, exc: BaseException, rank: int) -> PreflightError:
+    from envcheck.cluster.gather import SLUGS
+
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+    f = _kb(Finding(code, SLUGS[code], Status.FAIL, f"{what}: {first}", section="Distributed",
+                    evidence=(ev(type(exc).__name__, str(exc)[-2000:]),)))
+    return PreflightError(message(f, rank), None, code, f.kb, [rank])
+
+
 def start(*, timeout: float = 60.0, device: str = "auto", backend: str | None = None, root: str = "/",
           matrix: str | None = None, env: Mapping[str, str] | None = None) -> Session:
     """Run the preflight stages on this rank and return the Session (raise PreflightError early)."""
@@ -182,9 +192,25 @@ def _rendezvous(env: Mapping[str, str], rank: int, world: int, timeout: float, a
     roll = rv.join(dist.PrefixStore(ns, base), rank, world, rv.whoami(env, rank), timeout)
     if initialised:
         return roll, False
-    dist.init_process_group(backend or adapter.backend, store=dist.PrefixStore(ns + "/pg", base), rank=rank,
-                            world_size=world, timeout=timedelta(seconds=timeout))
+    name = backend or adapter.backend
+    try:
+        dist.init_process_group(name, store=dist.PrefixStore(ns + "/pg", base), rank=rank, world_size=world,
+                                timeout=timedelta(seconds=timeout))
+    except Exception as exc:  # HCCL / NCCL / gloo set-up errors: their text is what the kb matches
+        raise _collective_error("EC410", f"init_process_group({name!r}) failed on rank {rank}", exc, rank) from None
+    atexit.register(_destroy_group)
     return roll, True
+
+
+def _destroy_group() -> None:
+    """At exit, tear down the group preflight created: a live gloo group aborts the interpreter at exit."""
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        try:
+            dist.destroy_process_group()
+        except Exception:  # pragma: no cover - best effort at interpreter exit
+            pass
 
 
 def stage(roll: Roll, name: str, timeout: float | None = None) -> None:
@@ -205,7 +231,11 @@ def _gather(session: Session, env: Mapping[str, str], issues: list, matrix: str 
     stage(session.roll, "facts")
     mine = gather.payload(session.rank, session.roll.who.get(session.rank, {}), env, session.facts, issues,
                           str(session.device))
-    everyone = all_gather_json(mine, session.device.torch_device)
+    try:
+        everyone = all_gather_json(mine, session.device.torch_device)
+    except Exception as exc:
+        raise _collective_error("EC410", f"all-gather of every rank's facts failed on rank {session.rank}", exc,
+                                session.rank) from None
     session.payloads = everyone
     session.findings += gather.analyse(everyone, session.world_size, matrix)
 
