@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 from envcheck.errors import UsageError
 
@@ -68,6 +69,12 @@ def _validate(args: argparse.Namespace) -> None:
         _check_cases(args.case)
 
 
+def _progress(o: Any) -> None:
+    """One line per finished op case on stderr (TTY only), so a long NPU run shows it is alive."""
+    err = f"  {o.error}" if o.error else ""
+    print(f"  {o.case:<28} {o.status:<8} {o.seconds:6.2f} s{err}"[:160], file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     from envcheck import runner
     from envcheck.checks.smoke import torch_imports
@@ -80,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     python = args.python or sys.executable
     opts = {"smoke": args.suite, "device": args.device, "timeout": args.timeout, "python": python,
             "nproc": args.nproc, "sizes": _sizes(args) if args.suite == "collective" else None,
-            "min_busbw": args.min_busbw, "iters": args.iters, "cases": args.case}
+            "min_busbw": args.min_busbw, "iters": args.iters, "cases": args.case,
+            "progress": _progress if sys.stderr.isatty() else None}
     ctx = Context(facts=Facts(python={"executable": python}), matrix_path=args.matrix, options=opts)
     report = runner.run([torch_imports], ctx, command=f"smoke {args.suite}")
     rc = emit(report, args)

@@ -37,6 +37,8 @@ class Session:
     min_busbw: float | None = None
     iters: int = 5
     cases: Sequence[str] | None = None
+    progress: Any = None
+    """Callable(Outcome) told about each finished op case (the CLI prints a line on a TTY)."""
     emitted: set[str] = field(default_factory=set)
     interrupted: bool = False
     _cache: dict[str, Any] = field(default_factory=dict)
@@ -47,7 +49,7 @@ class Session:
         return cls(level=get("smoke") or "quick", device=get("device") or "auto",
                    timeout=float(get("timeout") or DEFAULT_TIMEOUT), python=get("python"),
                    nproc=get("nproc"), sizes=get("sizes"), min_busbw=get("min_busbw"),
-                   iters=int(get("iters") or 5), cases=get("cases"))
+                   iters=int(get("iters") or 5), cases=get("cases"), progress=get("progress"))
 
     @property
     def plan(self) -> tuple[str, ...]:
@@ -78,7 +80,8 @@ class Session:
         which: Any = self.cases or ("quick" if "ops:quick" in self.plan else "all")
 
         def go() -> SuiteResult:
-            res = run_suite(which, device=self.device, timeout=self.timeout, python=self.python)
+            res = run_suite(which, device=self.device, timeout=self.timeout, python=self.python,
+                            on_outcome=self.progress)
             self.interrupted |= res.interrupted
             return res
 
