@@ -124,7 +124,7 @@ def launch(tmp_path, ranks, world, mode="plain", timeout=4.0, extra=None, limit=
     for i, rank in enumerate(ranks):
         env = dict(os.environ, WORLD_SIZE=str(world), RANK=str(rank), LOCAL_RANK=str(i),
                    LOCAL_WORLD_SIZE=str(len(ranks)), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                   PYTHONWARNINGS="ignore", **(extra or {}))
+                   PYTHONWARNINGS="ignore", GLOO_SOCKET_IFNAME="lo", **(extra or {}))
         procs.append(subprocess.Popen([sys.executable, str(script), mode, str(timeout)], env=env, cwd=str(REPO),
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     results = []

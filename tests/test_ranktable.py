@@ -229,3 +229,10 @@ def test_a3_table_on_an_8_npu_910b_host_names_the_missing_devices():
     [f] = run_check(ranktable_valid, Context(facts))
     assert f.status is Status.FAIL
     assert "device_id 8 (rank 8)" in f.title and "(+7 more)" in f.title
+
+
+def test_rank_table_file_is_checked_by_a_plain_run(cli, monkeypatch):
+    monkeypatch.setenv("RANK_TABLE_FILE", str(TABLES / "bad-duplicate-rank.json"))
+    r = cli("--no-smoke", "--select", "EC505", "--json")
+    [f] = [f for f in r.json()["findings"] if f["code"] == "EC505"][:1]
+    assert r.rc == 1 and f["status"] == "fail" and "rank_id 1 appears twice" in f["title"]
