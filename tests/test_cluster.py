@@ -171,3 +171,11 @@ def test_rank_that_never_answers_gives_dead_links_named():
                           f"rank 1 (node0@{HOST}) <-> rank 2 (node0@{HOST}) (no round trip within 3 s)")
     ok = [r for r in f["data"]["links"] if r["pair"] == "0-1"]
     assert ok[0]["ms"] is not None
+
+
+def test_cluster_rejects_a_bad_timeout(cli, monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    r = cli("cluster", "--timeout", "0")
+    assert r.rc == 2 and "--timeout" in r.err
+    r = cli("cluster", "--sizes", "lots")
+    assert r.rc == 2 and "--sizes" in r.err

@@ -46,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
     if not envvars.launched(os.environ):
         raise UsageError("run under torchrun: `torchrun --nproc-per-node N -m envcheck cluster` "
                          "(WORLD_SIZE / RANK are not set)")
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout {args.timeout:g}: must be a positive number of seconds")
     sizes = _sizes(args.sizes)
     link_bytes = _sizes(args.link_bytes)[0] if args.link_bytes else 0
     from envcheck import preflight as pf
@@ -62,7 +64,16 @@ def run(args: argparse.Namespace) -> int:
 
     report = pf.make_report(session)
     report.command = "cluster"
+    report.findings = selected(report.findings, args)
     return emit(report, args)
+
+
+def selected(findings: list, args: argparse.Namespace) -> list:
+    """--select / --ignore on findings (code prefix or slug), as for checks."""
+    def hit(f: Any, pats: list) -> bool:
+        return any(f.code.startswith(p.upper()) or f.slug == p for p in pats)
+
+    return [f for f in findings if (not args.select or hit(f, args.select)) and not hit(f, args.ignore)]
 
 
 def _failed(exc: Any, rank: int, args: argparse.Namespace) -> int:
