@@ -63,6 +63,16 @@ def test_two_ranks_gloo_with_bandwidth_table(cli, mark):
     assert "EC402" in f and "EC403" not in f  # the collective suite runs no operator tests
 
 
+def test_plain_text_prints_the_sweep_table(cli, mark):
+    r = cli("smoke", "collective", "--device", "cpu", "--nproc", "2", "--sizes", "2K")
+    assert r.rc == 0
+    lines = r.out.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.split()[:2] == ["op", "size"])
+    rows = [ln.split() for ln in lines[head + 1:head + 5]]
+    assert [(row[0], row[1], row[-1]) for row in rows] == [
+        ("all_reduce", "2K", "ok"), ("all_gather", "2K", "ok"), ("reduce_scatter", "2K", "ok"), ("broadcast", "2K", "ok")]
+
+
 @pytest.mark.slow
 def test_four_ranks_gloo_text_table_and_floor_met(cli, mark):
     r = cli("smoke", "collective", "--device", "cpu", "--nproc", "4", "--sizes", "4K,256K", "--min-busbw",

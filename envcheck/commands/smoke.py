@@ -75,6 +75,15 @@ def _progress(o: Any) -> None:
     print(f"  {o.case:<28} {o.status:<8} {o.seconds:6.2f} s{err}"[:160], file=sys.stderr, flush=True)
 
 
+def _print_table(report: Any) -> None:
+    """The sweep table after the report (-v shows it inside the EC413 finding instead)."""
+    from envcheck.smoke.bandwidth import format_table
+
+    rows = next((f.data.get("rows") for f in report.findings if f.code == "EC413" and f.data.get("rows")), None)
+    if rows:
+        sys.stdout.write("\n" + format_table(rows) + "\n")
+
+
 def run(args: argparse.Namespace) -> int:
     from envcheck import runner
     from envcheck.checks.smoke import torch_imports
@@ -92,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     ctx = Context(facts=Facts(python={"executable": python}), matrix_path=args.matrix, options=opts)
     report = runner.run([torch_imports], ctx, command=f"smoke {args.suite}")
     rc = emit(report, args)
+    if args.suite == "collective" and not (args.json or args.verbose):
+        _print_table(report)
     if session_for(ctx).interrupted:
         print("envcheck: interrupted; the report above shows what finished", file=sys.stderr)
         return 130
