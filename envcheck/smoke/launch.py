@@ -1,7 +1,8 @@
 """Spawn N local ranks for the collective suite and watch them: name ranks that fail or hang.
 
 Each rank (``python -m envcheck.smoke.rank``) writes JSON lines with its progress. The launcher
-polls them; when no rank makes progress for `timeout` seconds the ranks still alive are killed
+polls them; when no rank makes progress for `timeout` seconds (120 s while a rank is still
+importing torch) the ranks still alive are killed
 (whole process groups) and the ones that are furthest behind are named as hung. A rank that exits
 with an error is named with its error text; the others get a short grace to finish, then are
 torn down, so the whole run ends within the timeout.
@@ -22,6 +23,7 @@ from envcheck.smoke.bandwidth import size_sweep
 from envcheck.smoke.collective import SWEEP_OPS, aggregate
 
 FAIL_GRACE_S = 3.0
+STARTUP_ALLOWANCE_S = 120.0
 POLL_S = 0.05
 
 
@@ -162,7 +164,11 @@ def _watch(res: LaunchResult, tmp: str) -> None:
         if failed and give_up_at is None:
             give_up_at = now + min(FAIL_GRACE_S, res.timeout)
         last = max(st.last_t for st in res.ranks)
-        if now - last > res.timeout or (give_up_at is not None and now > give_up_at):
+        # importing torch / torch_npu is one long silent step on a loaded machine: give it the
+        # start-up allowance, every later phase the stall timeout
+        starting = any(st.phase in ("not started", "import") for st in alive)
+        limit = max(res.timeout, STARTUP_ALLOWANCE_S) if starting else res.timeout
+        if now - last > limit or (give_up_at is not None and now > give_up_at):
             if not failed:
                 res.hung = _behind(alive)
             for st in alive:
