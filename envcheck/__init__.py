@@ -7,11 +7,10 @@ __all__ = ["__version__", "preflight", "PreflightError"]
 
 
 def __getattr__(name: str):  # pragma: no cover - thin lazy re-export
-    # preflight pulls in torch.distributed; keep `import envcheck` cheap.
-    # Importing the submodule makes `envcheck.preflight` the module, so the module itself is
-    # callable (envcheck/preflight.py): `envcheck.preflight(...)` works whatever was imported first.
+    # The preflight lives in envcheck.cluster.preflight (torch is imported only when it runs);
+    # resolving it lazily keeps `import envcheck` and `envcheck --help` cheap.
     if name in ("preflight", "PreflightError"):
-        import envcheck.preflight as _pf
+        from envcheck.cluster import preflight as _pf
 
-        return _pf if name == "preflight" else _pf.PreflightError
+        return getattr(_pf, name)
     raise AttributeError(name)

@@ -205,8 +205,8 @@ def test_after_init_and_strict(tmp_path):
 
 
 def test_preflight_is_callable_from_the_package_whatever_was_imported_first():
-    code = ("import envcheck.preflight as m, envcheck; "
-            "assert callable(envcheck.preflight) and envcheck.PreflightError is m.PreflightError; "
+    code = ("import envcheck.cluster.preflight as m, envcheck; "
+            "assert envcheck.preflight is m.preflight and envcheck.PreflightError is m.PreflightError; "
             "import sys; assert 'torch' not in sys.modules; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(REPO))
     assert out.stdout.strip() == "ok", out.stderr

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--timeout {args.timeout:g}: must be a positive number of seconds")
     sizes = _sizes(args.sizes)
     link_bytes = _sizes(args.link_bytes)[0] if args.link_bytes else 0
-    from envcheck import preflight as pf
+    from envcheck.cluster import preflight as pf
 
     rank = int(os.environ.get("RANK", "0"))
     try:
@@ -107,7 +107,7 @@ def _extras(session: Any, sizes: list[int], link_bytes: int, timeout: float) -> 
     unusable, the store is not.
     """
     from envcheck.cluster import links
-    from envcheck.preflight import stage
+    from envcheck.cluster.preflight import stage
     from envcheck.smoke.collective import aggregate, run_collectives
 
     dev, roll = session.device.torch_device, session.roll

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import atexit
 import os
-import sys
 import time
-import types
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any, Mapping
@@ -275,12 +273,3 @@ def _ranktable(facts: Facts, matrix: str | None) -> list[Finding]:
 
     return run_check(ranktable_valid, Context(facts=facts, matrix_path=matrix))
 
-
-class _CallableModule(types.ModuleType):
-    """`envcheck.preflight` is this module once imported; calling it runs preflight()."""
-
-    def __call__(self, **kwargs: Any) -> Report:
-        return preflight(**kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
