@@ -111,10 +111,15 @@ def index(checks: Iterable[Check]) -> dict[str, Check]:
     return out
 
 
+def wanted(code: str, slug: str, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> bool:
+    """--select / --ignore by code prefix or slug (flake8-style: `EC2` matches the whole family)."""
+
+    def hit(pats: Sequence[str]) -> bool:
+        return any(code.startswith(p.upper()) or slug == p for p in pats)
+
+    return (not select or hit(select)) and not hit(ignore)
+
+
 def select(checks: Iterable[Check], select: Sequence[str] = (), ignore: Sequence[str] = ()) -> list[Check]:
-    """Filter by code prefix or slug (flake8-style: `EC2` matches the whole family)."""
-
-    def hit(c: Check, pats: Sequence[str]) -> bool:
-        return any(c.code.startswith(p.upper()) or c.slug == p for p in pats)
-
-    return [c for c in checks if (not select or hit(c, select)) and not hit(c, ignore)]
+    """The checks that --select / --ignore leave in."""
+    return [c for c in checks if wanted(c.code, c.slug, select, ignore)]

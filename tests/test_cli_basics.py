@@ -54,3 +54,12 @@ def _facts(tmp_path):
     p = tmp_path / "f.json"
     p.write_text('{"facts": {"root": "/"}}')
     return p
+
+
+def test_ignore_drops_findings_emitted_by_a_driver_check(cli):
+    """EC401 drives the smoke suite and emits EC403 findings; --ignore EC403 must still drop them."""
+    r = cli("--device", "cpu", "--select", "EC4", "--ignore", "EC403", "--json")
+    codes = {f["code"] for f in r.json()["findings"]}
+    assert "EC401" in codes and "EC403" not in codes
+    r = cli("--device", "cpu", "--select", "EC4", "--json")
+    assert "EC403" in {f["code"] for f in r.json()["findings"]}

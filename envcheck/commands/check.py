@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from envcheck import runner
     from envcheck.checks import all_checks
     from envcheck.commands._output import emit
-    from envcheck.registry import Context, select
+    from envcheck.registry import Context, select, wanted
 
     facts = collect_facts(args)
     opts = {k: getattr(args, k, None) for k in ("smoke", "device", "timeout", "python", "root")}
@@ -46,4 +46,7 @@ def run(args: argparse.Namespace) -> int:
     checks = [c for c in all_checks() if c.default or args.select]
     checks = select(checks, args.select, args.ignore)
     report = runner.run(checks, ctx, command="check")
+    # A driver check (EC401 runs the smoke suite) may emit findings of sibling codes: honour
+    # --select / --ignore for those too.
+    report.findings = [f for f in report.findings if wanted(f.code, f.slug, args.select, args.ignore)]
     return emit(report, args)
