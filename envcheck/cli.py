@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import shutil
 import sys
 from typing import Sequence
 
@@ -94,12 +96,29 @@ def _add_command_arguments(module: str, sp: argparse.ArgumentParser) -> None:
         adder(sp)
 
 
+def resolve_python(value: str) -> str:
+    """--python as a shell would find it: a bare name via PATH, a relative path made absolute,
+    a venv / conda env directory → its bin/python. Unusable values are left for the probe to reject."""
+    if os.path.isdir(value):
+        for cand in ("bin/python", "bin/python3", "python.exe"):
+            path = os.path.join(value, cand)
+            if os.path.isfile(path):
+                return os.path.abspath(path)
+        return value
+    if os.sep not in value:
+        found = shutil.which(value)
+        return found or value
+    return os.path.abspath(value)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help/--version exit 0, bad usage exits 2
         return int(exc.code or 0)
+    if getattr(args, "python", None):
+        args.python = resolve_python(args.python)
     module = getattr(args, "_module", "envcheck.commands.check")
     if module != "envcheck.commands.check":
         for key, default in (("smoke", "quick"), ("device", "auto"), ("timeout", None), ("facts", None)):

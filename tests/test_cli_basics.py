@@ -1,6 +1,8 @@
 """CLI plumbing: help, version, list/explain, usage errors exit 2 without a traceback."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from envcheck.checks import all_checks
@@ -63,3 +65,22 @@ def test_ignore_drops_findings_emitted_by_a_driver_check(cli):
     assert "EC401" in codes and "EC403" not in codes
     r = cli("--device", "cpu", "--select", "EC4", "--json")
     assert "EC403" in {f["code"] for f in r.json()["findings"]}
+
+
+def test_python_given_as_relative_path_bare_name_or_venv_dir(cli, tmp_path, monkeypatch):
+    import sys
+    from pathlib import Path
+
+    from envcheck.cli import resolve_python
+
+    exe = Path(sys.executable)
+    venv = exe.parent.parent
+    monkeypatch.chdir(venv.parent)
+    rel = os.path.relpath(exe, venv.parent)
+    assert resolve_python(rel) == str(Path(venv.parent, rel))
+    assert resolve_python(str(venv)) in (str(venv / "bin" / "python"), str(venv / "bin" / "python3"))
+    r = cli("probe", "--json", "--python", rel)
+    assert r.rc == 0, r.err
+    assert r.json()["facts"]["python"]["version"]
+    r = cli("probe", "--python", str(tmp_path))
+    assert r.rc == 2 and "Traceback" not in r.err
