@@ -155,3 +155,15 @@ def test_env_facts_keep_relevant_vars_and_redact_secrets():
     assert f.env["ASCEND_RT_VISIBLE_DEVICES"] == "0,1" and f.env["HCCL_IF_IP"] == "10.10.1.11"
     assert "MY_API_TOKEN" not in f.env and "RANDOM_VAR" not in f.env
     assert "hunter2" not in f.env["MASTER_ADDR"] and "ghp_" not in f.env["ASCEND_CUSTOM"]
+
+
+def test_live_probe_reads_numa_and_limits():
+    """On the live machine the probe records NUMA nodes and the open-files limit (None under --root)."""
+    import resource
+
+    from envcheck.probe import collect
+
+    s = collect(root="/").system
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    assert s["open_files_limit"] == (-1 if soft == resource.RLIM_INFINITY else soft)
+    assert s["numa_nodes"] is None or s["numa_nodes"] >= 1

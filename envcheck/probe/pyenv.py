@@ -14,7 +14,7 @@ from typing import Any, Dict, Mapping, Optional
 from envcheck.errors import UsageError
 
 DISTS = ("torch", "torch-npu", "torchvision", "torchaudio", "numpy", "mindspore", "transformers",
-         "accelerate", "deepspeed", "vllm", "vllm-ascend", "apex")
+         "accelerate", "deepspeed", "vllm", "vllm-ascend", "apex", "mindformers", "mindspeed")
 
 # Runs in the target interpreter (any Python >= 3.8): stdlib only, prints one JSON document.
 CHILD = r"""

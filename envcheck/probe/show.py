@@ -37,6 +37,10 @@ def _system(f: Facts, verbose: bool) -> List[str]:
              + (f", {_gib(s['mem_total_bytes'])} RAM" if s.get("mem_total_bytes") else "")]
     shm = s.get("shm_bytes")
     lines.append(f"/dev/shm  {_gib(shm) if shm is not None else 'unknown'}")
+    if s.get("numa_nodes") or s.get("open_files_limit") is not None:
+        lim = s.get("open_files_limit")
+        lines.append(f"limits    {s.get('numa_nodes') or '?'} NUMA node(s), open files "
+                     f"{'unlimited' if lim == -1 else lim if lim is not None else 'unknown'}")
     ifaces = s.get("interfaces")
     if isinstance(ifaces, dict):
         lines.append("network   " + "; ".join(f"{n} {' '.join(a) or '-'}" for n, a in ifaces.items()))

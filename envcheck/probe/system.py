@@ -34,8 +34,10 @@ def probe(fs: Root) -> Dict[str, Any]:
         out["shm_bytes"] = shm_bytes("/dev/shm", fs)
         out["interfaces"] = interfaces(fs)
         out.update(cpu_and_memory())
+        out.update(limits_and_numa())
     else:
-        for key in ("shm_bytes", "interfaces", "cpu_model", "mem_total_bytes"):
+        for key in ("shm_bytes", "interfaces", "cpu_model", "mem_total_bytes", "numa_nodes",
+                    "open_files_limit", "memlock_limit"):
             out[key] = host.get(key)
     return out
 
@@ -66,6 +68,26 @@ def cpu_and_memory() -> Dict[str, Any]:
                     out["mem_total_bytes"] = int(line.split()[1]) * 1024
                     break
     except (OSError, ValueError, IndexError):
+        pass
+    return out
+
+
+def limits_and_numa() -> Dict[str, Any]:
+    """NUMA node count (NPU/CPU affinity) and the open-files / locked-memory limits that
+    data-loader workers and HCCL run into; None when unknown, -1 for unlimited."""
+    out: Dict[str, Any] = {"numa_nodes": None, "open_files_limit": None, "memlock_limit": None}
+    try:
+        out["numa_nodes"] = sum(1 for n in os.listdir("/sys/devices/system/node")
+                                if n.startswith("node") and n[4:].isdigit()) or None
+    except OSError:
+        pass
+    try:
+        import resource
+
+        for key, which in (("open_files_limit", resource.RLIMIT_NOFILE), ("memlock_limit", resource.RLIMIT_MEMLOCK)):
+            soft = resource.getrlimit(which)[0]
+            out[key] = -1 if soft == resource.RLIM_INFINITY else soft
+    except (ImportError, OSError, ValueError, AttributeError):
         pass
     return out
 
