@@ -208,10 +208,10 @@ def test_short_connect_timeout_with_a_rank_table_warns(tmp_path):
 # ---- real npu-smi output, parsed by the probe, against the real tables ----------------------
 
 def npu_facts(sample, addrs):
-    from conftest import RESEARCH
+    from conftest import DATA
     from envcheck.probe.npu import parse_info
 
-    npu = dict(parse_info((RESEARCH / "samples" / sample).read_text()), available=True)
+    npu = dict(parse_info((DATA / "npu-smi" / "outputs" / sample).read_text()), available=True)
     return Facts(system={"interfaces": {"eth0": list(addrs)}}, npu=npu,
                  env={"RANK_TABLE_FILE": str(TABLES / "good-v1.2-a3-superpod.json"), "WORLD_SIZE": "16",
                       "HCCL_CONNECT_TIMEOUT": "600"})
@@ -219,13 +219,13 @@ def npu_facts(sample, addrs):
 
 def test_a3_table_matches_an_a3_host_by_physical_chip_ids():
     """A3: 8 NPUs x 2 chips; the v1.2 table's device_id 0..15 are the chips' physical ids."""
-    facts = npu_facts("npu-smi-info-a3-ascend910-25.2.1-8npu-16chip.txt", ["192.168.247.11"])
+    facts = npu_facts("info-a3.txt", ["192.168.247.11"])
     [f] = run_check(ranktable_valid, Context(facts))
     assert f.status is Status.OK, f.detail
 
 
 def test_a3_table_on_an_8_npu_910b_host_names_the_missing_devices():
-    facts = npu_facts("npu-smi-info-910b4-32g-25.0.rc1.1-8npu.txt", ["192.168.247.11"])
+    facts = npu_facts("info-910b4.txt", ["192.168.247.11"])
     [f] = run_check(ranktable_valid, Context(facts))
     assert f.status is Status.FAIL
     assert "device_id 8 (rank 8)" in f.title and "(+7 more)" in f.title
