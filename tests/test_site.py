@@ -178,7 +178,16 @@ def browser(tmp_path):
     driver.quit()
 
 
-def _search(driver, base: str, query: str, expect: str):
+RESULTS_JS = """return Array.from(document.querySelectorAll('li.md-search-result__item')).map(
+    li => [li.innerText, (li.querySelector('a.md-search-result__link') || {}).href || ''])"""
+
+
+def _search(driver, base: str, query: str, expect: str) -> tuple[str, list]:
+    """Type the query into material's search box; wait until a result contains `expect`.
+
+    Returns (href of that result, snapshot of all results as [text, href]). The result list is
+    re-rendered while results stream in, so it is read atomically in the page (no stale handles).
+    """
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -186,14 +195,34 @@ def _search(driver, base: str, query: str, expect: str):
     box = WebDriverWait(driver, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, "input.md-search__input"))
     box.click()
     box.send_keys(query)
+    found: dict = {}
 
     def hit(d):
-        for item in d.find_elements(By.CSS_SELECTOR, "li.md-search-result__item"):
-            if expect in item.text:
-                return item
+        results = d.execute_script(RESULTS_JS)
+        for text, href in results:
+            if expect in text and href:
+                found.update(href=href, results=results)
+                return True
         return False
 
-    return WebDriverWait(driver, 20).until(hit)
+    WebDriverWait(driver, 20).until(hit)
+    return found["href"], found["results"]
+
+
+def _open(driver, href: str) -> None:
+    """Click the result link with that href (looked up afresh until the list stops changing)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def click(d):
+        for a in d.find_elements(By.CSS_SELECTOR, "a.md-search-result__link"):
+            if a.get_attribute("href") == href:
+                a.click()
+                return True
+        return False
+
+    WebDriverWait(driver, 20, ignored_exceptions=(StaleElementReferenceException,)).until(click)
 
 
 @pytest.mark.slow
@@ -202,10 +231,9 @@ def test_browser_search_error_code_then_open_and_screenshot(served, browser, tmp
     from selenium.webdriver.support.ui import WebDriverWait
 
     title = "HCCL link setup times out (EI0006 Getting socket times out)"
-    item = _search(browser, served, "EI0006", title)
-    first = browser.find_elements(By.CSS_SELECTOR, "li.md-search-result__item")[0]
-    assert title in first.text  # the entry that declares the code is the top result
-    item.find_element(By.CSS_SELECTOR, "a.md-search-result__link").click()
+    href, results = _search(browser, served, "EI0006", title)
+    assert title in results[0][0]  # the entry that declares the code is the top result
+    _open(browser, href)
     WebDriverWait(browser, 20).until(lambda d: "/kb/hccl-init/hccl-socket-timeout-ei0006/" in d.current_url)
     h1 = WebDriverWait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, "article h1"))
     assert h1.text.startswith("HCCL link setup times out")
@@ -231,8 +259,8 @@ def test_browser_real_site_finds_the_entry_for_an_error_code(served_real, browse
     declaring = [e for e in load_kb(REPO / "kb").entries if "EI0006" in e.error_codes]
     assert declaring, "the real kb must explain EI0006"
     title = declaring[0].title
-    item = _search(browser, served_real, "EI0006", title)
-    item.find_element(By.CSS_SELECTOR, "a.md-search-result__link").click()
+    href, _ = _search(browser, served_real, "EI0006", title)
+    _open(browser, href)
     e = declaring[0]
     WebDriverWait(browser, 20).until(lambda d: f"/kb/{e.category}/{e.id}/" in d.current_url)
     body = WebDriverWait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, "article"))
