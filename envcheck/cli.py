@@ -83,12 +83,7 @@ def _check_options(p: argparse.ArgumentParser, top: bool) -> None:
 
 
 def _add_command_arguments(module: str, sp: argparse.ArgumentParser) -> None:
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
-        return  # command not built yet
+    mod = importlib.import_module(module)
     if module == "envcheck.commands.check":
         _check_options(sp, top=False)
     adder = getattr(mod, "add_arguments", None)
@@ -124,13 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for key, default in (("smoke", "quick"), ("device", "auto"), ("timeout", None), ("facts", None)):
             if not hasattr(args, key):
                 setattr(args, key, default)
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
-        print(f"envcheck: error: command {args.command!r} is not available in this build", file=sys.stderr)
-        return 2
+    mod = importlib.import_module(module)
     try:
         return int(mod.run(args))
     except UsageError as exc:

@@ -35,10 +35,8 @@ def link(f: Finding) -> Finding:
     """Attach kb entry ids to non-ok findings (by check code, then by error text)."""
     if f.status in (Status.OK, Status.SKIP) or f.kb:
         return f
-    try:
-        from envcheck.kb.link import entries_for
-    except ImportError:  # kb linking not available (yet)
-        return f
+    from envcheck.kb.link import entries_for
+
     try:
         ids = entries_for(f)
     except Exception:  # the kb must never take the report down

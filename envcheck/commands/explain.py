@@ -44,8 +44,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _entries(code: str) -> list:
-    try:
-        from envcheck.kb.entries import load_kb
-    except ImportError:
-        return []
+    from envcheck.kb.entries import load_kb
+
     return [e for e in load_kb().entries if code in e.checks]

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from envcheck.kb.entries import Entry, load_kb
+from envcheck.kb.site import page_url
 
 if TYPE_CHECKING:  # pragma: no cover
     from envcheck.model import Finding
@@ -38,18 +39,6 @@ def entries_for(finding: "Finding", root: str | None = None) -> list[str]:
     by_check = [e.id for e in kb.entries if finding.code and finding.code in e.checks]
     by_check.sort(key=lambda eid: (eid not in pos, pos.get(eid, 0), eid))
     return by_check + [eid for eid in ranked if eid not in by_check]
-
-
-def page_url(entry: Entry) -> str:
-    """Where the entry's page is on the site (the site module decides; this is the fallback)."""
-    try:
-        from envcheck.kb.site import page_url as site_page_url
-    except ImportError:
-        return f"kb/{entry.category}/{entry.id}/"
-    try:
-        return str(site_page_url(entry))
-    except Exception:  # the site helper must never break a report
-        return f"kb/{entry.category}/{entry.id}/"
 
 
 def describe(entry_id: str, root: str | None = None) -> str:

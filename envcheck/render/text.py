@@ -42,10 +42,8 @@ def group_by_section(findings: Iterable[Finding]) -> list[tuple[str, list[Findin
 
 def kb_hint(entry_id: str) -> str:
     """Where to read a kb entry: the title if the kb is available, and both addresses."""
-    try:
-        from envcheck.kb.link import describe
-    except ImportError:
-        return f"envcheck kb show {entry_id}"
+    from envcheck.kb.link import describe
+
     try:
         return describe(entry_id)
     except Exception:
