@@ -70,6 +70,7 @@ def test_text_layout_sections_marks_and_verbose():
     heads = [ln for ln in lines if ln.startswith("[")]
     assert heads == ["[✓] System", "[!] CANN", "[?] Driver & devices", "[✗] Environment"]
     assert "    ✗ EC201 title  (EC201 some-thing)" in lines
+    assert "    ✓ EC001 title  (EC001)" in lines  # slugs name failures: not shown on ok lines
     # fix is shown for failures even without -v; detail and evidence only with -v
     assert "fix: source /usr/local/Ascend/ascend-toolkit/set_env.sh" in plain
     assert "ASCEND_HOME_PATH is unset" not in plain

@@ -65,8 +65,10 @@ def render(report: Report, verbose: bool = False, color: bool = False, stream: T
         worst = max((f.status for f in findings), key=lambda s: s.severity)
         out.append(f"[{paint(worst, marks[worst])}] {bold(section)}")
         for f in findings:
-            out.append(f"    {paint(f.status, marks[f.status])} {f.title}  ({f.code} {f.slug})")
             bad = f.status not in (Status.OK, Status.SKIP)
+            # Slugs name the failure (cann-not-found): show them only where something is wrong.
+            label = f"{f.code} {f.slug}" if bad else f.code
+            out.append(f"    {paint(f.status, marks[f.status])} {f.title}  ({label})")
             if verbose and f.detail:
                 out.extend("        " + line for line in f.detail.splitlines())
             if verbose:
