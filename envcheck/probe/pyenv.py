@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
-import sys
 from typing import Any, Dict, Mapping, Optional
 
 from envcheck.errors import UsageError
@@ -16,60 +14,36 @@ from envcheck.errors import UsageError
 DISTS = ("torch", "torch-npu", "torchvision", "torchaudio", "numpy", "mindspore", "transformers",
          "accelerate", "deepspeed", "vllm", "vllm-ascend", "apex", "mindformers", "mindspeed")
 
-# Runs in the target interpreter (any Python >= 3.8): stdlib only, prints one JSON document.
-CHILD = r"""
+# The package reader. It runs in the target interpreter for --python (any Python >= 3.8: stdlib
+# only, prints one JSON document) and, for the current interpreter, in-process from the same source,
+# so both paths read metadata the same way.
+READER = r"""
 import json, platform, sys
 try:
     from importlib import metadata as md
 except ImportError:
     md = None
-dists = sys.argv[1].split(",")
-pk, files, req = {}, {}, None
-for d in dists:
-    pk[d] = None
-    if md is None:
-        continue
-    try:
-        dist = md.distribution(d)
-    except Exception:
-        continue
-    pk[d] = dist.version
-    p = getattr(dist, "_path", None)
-    if p is not None:
-        files[d] = str(p)
-    if d == "torch-npu":
-        for r in dist.requires or []:
-            name = r.split(";")[0].strip()
-            low = name.lower()
-            if low.startswith("torch") and not (low[5:6].isalnum() or low[5:6] in ("-", "_")):
-                req = name
-                break
-print(json.dumps({"executable": sys.executable, "version": platform.python_version(),
-                  "implementation": platform.python_implementation(), "packages": pk,
-                  "package_files": files, "torch_npu_requires": req}))
-"""
 
 
-def probe(python: Optional[str], environ: Mapping[str, str], timeout: float) -> Dict[str, Any]:
-    """Facts.python for the current interpreter, or for `python` (raises UsageError when unusable)."""
-    if python is None:
-        return _current()
-    return _child(python, environ, timeout)
+def torch_pin(requires):
+    # The `torch (==2.1.0+cpu)` / `torch==2.5.1` requirement among torch_npu's Requires-Dist.
+    for r in requires:
+        name = r.split(";")[0].strip()
+        low = name.lower()
+        if low.startswith("torch") and not (low[5:6].isalnum() or low[5:6] in ("-", "_")):
+            return name
+    return None
 
 
-def _current() -> Dict[str, Any]:
-    from importlib import metadata as md
-
-    pk: Dict[str, Optional[str]] = {}
-    files: Dict[str, str] = {}
-    req = None
-    for d in DISTS:
+def read(dists):
+    pk, files, req = {}, {}, None
+    for d in dists:
         pk[d] = None
+        if md is None:
+            continue
         try:
             dist = md.distribution(d)
-        except md.PackageNotFoundError:
-            continue
-        except Exception:  # a corrupt dist-info must not take the probe down
+        except Exception:  # not installed, or a corrupt dist-info: never take the probe down
             continue
         pk[d] = dist.version
         p = getattr(dist, "_path", None)
@@ -80,16 +54,23 @@ def _current() -> Dict[str, Any]:
     return {"executable": sys.executable, "version": platform.python_version(),
             "implementation": platform.python_implementation(), "packages": pk,
             "package_files": files, "torch_npu_requires": req}
+"""
+CHILD = READER + "\nprint(json.dumps(read(sys.argv[1].split(','))))\n"
+
+_NS: Dict[str, Any] = {}
+exec(compile(READER, "<envcheck.probe.pyenv.READER>", "exec"), _NS)  # noqa: S102 - our own source
+torch_pin = _NS["torch_pin"]
 
 
-def torch_pin(requires: list) -> Optional[str]:
-    """The `torch (==2.1.0+cpu)` / `torch==2.5.1` requirement among torch_npu's Requires-Dist."""
-    for r in requires:
-        name = r.split(";")[0].strip()
-        low = name.lower()
-        if low.startswith("torch") and not (low[5:6].isalnum() or low[5:6] in ("-", "_")):
-            return name
-    return None
+def probe(python: Optional[str], environ: Mapping[str, str], timeout: float) -> Dict[str, Any]:
+    """Facts.python for the current interpreter, or for `python` (raises UsageError when unusable)."""
+    if python is None:
+        return _current()
+    return _child(python, environ, timeout)
+
+
+def _current() -> Dict[str, Any]:
+    return _NS["read"](DISTS)
 
 
 def _child(python: str, environ: Mapping[str, str], timeout: float) -> Dict[str, Any]:
