@@ -227,6 +227,10 @@ def test_survivor_scan_sees_a_marked_process():
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                             env=dict(os.environ, ENVCHECK_TEST_MARK=mark))
     try:
+        # /proc/<pid>/environ can still read empty just after the spawn: poll briefly.
+        deadline = time.monotonic() + 5
+        while survivors(mark) != [proc.pid] and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert survivors(mark) == [proc.pid]
     finally:
         proc.kill()
