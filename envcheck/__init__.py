@@ -1,7 +1,11 @@
-"""envcheck: a doctor for Huawei Ascend NPU training machines."""
+"""envcheck: a doctor for Huawei Ascend NPU training machines.
+
+The public facade: ``envcheck.preflight`` / ``envcheck.PreflightError`` for training scripts. Nothing
+inside the package imports this module's names; they import the layer they need.
+"""
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from envcheck.version import __version__
 
 __all__ = ["__version__", "preflight", "PreflightError"]
 

@@ -12,8 +12,8 @@ import shutil
 import sys
 from typing import Sequence
 
-from envcheck import __version__
-from envcheck.errors import UsageError
+from envcheck.errors import EnvcheckError
+from envcheck.version import __version__
 
 # name -> (module, one-line help). Each module has add_arguments(parser) and run(args) -> int.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -122,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     mod = importlib.import_module(module)
     try:
         return int(mod.run(args))
-    except UsageError as exc:
+    except EnvcheckError as exc:
         print(f"envcheck: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

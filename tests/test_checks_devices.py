@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import DATA
+
 from envcheck.checks import devices as D
 from envcheck.checks import system as S
+from envcheck.checks.registry import Context
 from envcheck.model import Facts, Status
 from envcheck.probe import collect
-from envcheck.registry import Context
 
 ROOTS = DATA / "roots"
 STUB_BIN = DATA / "npu-smi" / "bin"

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import DATA
+
 from envcheck.checks import environment as E
+from envcheck.checks.registry import Context
 from envcheck.model import Facts, Status
 from envcheck.probe import collect
-from envcheck.registry import Context
 
 ROOTS = DATA / "roots"
 TK = "/usr/local/Ascend/ascend-toolkit/latest"

@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import DATA, REPO
 
 ROOTS = DATA / "roots"

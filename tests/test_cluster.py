@@ -10,8 +10,8 @@ import time
 
 import jsonschema
 import pytest
-
 from conftest import DATA, REPO
+
 from envcheck.cluster import gather, links
 from envcheck.model import Facts, Status
 from envcheck.resources import schema_path

@@ -5,8 +5,8 @@ import json
 
 import jsonschema
 import pytest
-
 from conftest import DATA
+
 from envcheck.cluster import drift
 from envcheck.model import Facts
 from envcheck.resources import schema_path

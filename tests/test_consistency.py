@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import re
-
+from pathlib import Path
 
 from envcheck.checks import RETIRED, all_checks, by_id
 from envcheck.kb.entries import load_kb
 from envcheck.model import SECTIONS
-from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -7,7 +7,6 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import DATA, REPO
 
 FIXTURE_KB = str(DATA / "diagnose" / "kb")

@@ -8,7 +8,6 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from conftest import DATA
 
 FIXTURE_KB = str(DATA / "diagnose" / "kb")

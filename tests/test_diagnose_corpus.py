@@ -5,10 +5,10 @@ Runs against the real kb (kb/), so it checks the kb content and the ranking toge
 from __future__ import annotations
 
 import pytest
-
 from conftest import DATA
+
 from envcheck.kb.entries import load_kb
-from envcheck.match import kb_matcher
+from envcheck.kb.match import kb_matcher
 
 CORPUS = DATA / "diagnose" / "corpus"
 CASES = sorted(CORPUS.glob("*__*.txt"))

@@ -5,10 +5,17 @@ import io
 import time
 
 import pytest
-
 from conftest import DATA
+
 from envcheck.kb.entries import load_kb
-from envcheck.match import Matcher, Rule, ScanResult, _blocks, rules_from_entries, specificity
+from envcheck.kb.match import (
+    Matcher,
+    Rule,
+    ScanResult,
+    _blocks,
+    rules_from_entries,
+    specificity,
+)
 
 FIXTURE_KB = DATA / "diagnose" / "kb"
 EVIL_KB = DATA / "diagnose" / "kb-evil"
@@ -232,7 +239,7 @@ def test_scan_text_for_short_evidence():
 
 
 def test_without_re2_auto_falls_back_to_python_re(monkeypatch):
-    import envcheck.match as match
+    import envcheck.kb.match as match
 
     monkeypatch.setattr(match, "_re2", None)
     m = matcher("auto")
@@ -243,7 +250,7 @@ def test_without_re2_auto_falls_back_to_python_re(monkeypatch):
 
 
 def test_cli_without_re2_reports_a_usage_error(monkeypatch, cli):
-    import envcheck.match as match
+    import envcheck.kb.match as match
 
     monkeypatch.setattr(match, "_re2", None)
     match.kb_matcher.cache_clear()
@@ -255,7 +262,7 @@ def test_cli_without_re2_reports_a_usage_error(monkeypatch, cli):
 
 
 def test_cli_notes_the_slow_fallback(monkeypatch, cli, tmp_path):
-    import envcheck.match as match
+    import envcheck.kb.match as match
 
     log = tmp_path / "x.log"
     log.write_text(LIBHCCL + "\n")

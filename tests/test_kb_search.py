@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import DATA, REPO
+
 from envcheck.kb.search import search, tokens
 
 MINI = DATA / "kb-mini"

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from conftest import DATA
-from envcheck import runner
+
+from envcheck.checks import runner
 from envcheck.kb import link
 from envcheck.kb.entries import load_kb
 from envcheck.model import Finding, Status, ev

@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import DATA, RESEARCH
 
-from envcheck.matrix import MatrixError, hypothetical_facts, judge, load, parse_text
-from envcheck.matrix_lint import lint_file
+from envcheck.matrix import MatrixError, load, parse_text
+from envcheck.matrix.lint import lint_file
 from envcheck.model import Status
+from envcheck.plan import hypothetical_facts, judge
 from envcheck.resources import matrix_path
 from envcheck.versions import parse_ascend, parse_pep440
-
-from conftest import DATA, RESEARCH
 
 MX = load()
 

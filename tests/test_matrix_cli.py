@@ -6,9 +6,9 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import DATA, REPO
-from envcheck.matrix import hypothetical_facts
+
+from envcheck.plan import hypothetical_facts
 
 CLAIM1 = ("--cann", "7.0.RC1", "--torch", "2.1.0", "--torch-npu", "2.1.0.post6", "--python", "3.10")
 CLAIM2 = ("--cann", "8.0.RC1", "--torch", "2.3.1", "--torch-npu", "2.3.1", "--python", "3.10")

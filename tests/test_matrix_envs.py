@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from envcheck.matrix import hypothetical_facts, judge, load
+from envcheck.matrix import load
 from envcheck.model import Status
+from envcheck.plan import hypothetical_facts, judge
 
 MX = load()
 K910B = [{"name": "Ascend-cann-kernels-910b", "version": "8.0.RC1", "source": "opp_kernel/version.info"}]

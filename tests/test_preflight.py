@@ -10,9 +10,9 @@ import textwrap
 import time
 
 import pytest
-
 from conftest import REPO
-from envcheck.cluster import envvars
+
+from envcheck.checks import launchenv as envvars
 
 # ---- the launch variables, judged without a process group ----------------------------------
 
@@ -61,9 +61,9 @@ def test_world_not_a_multiple_of_local_is_a_warning():
 
 def test_checks_skip_outside_a_launch():
     from envcheck.checks.distributed import CHECKS
+    from envcheck.checks.registry import Context
+    from envcheck.checks.runner import run_check
     from envcheck.model import Facts, Status
-    from envcheck.registry import Context
-    from envcheck.runner import run_check
 
     for chk in CHECKS:
         if chk.default:
@@ -72,9 +72,9 @@ def test_checks_skip_outside_a_launch():
 
 def test_env_checks_in_a_single_process_run():
     from envcheck.checks.distributed import devices_per_node_fit, rank_numbering_valid
+    from envcheck.checks.registry import Context
+    from envcheck.checks.runner import run_check
     from envcheck.model import Facts, Status
-    from envcheck.registry import Context
-    from envcheck.runner import run_check
 
     facts = Facts(env={**GOOD, "RANK": "9"}, npu={"available": True, "devices": [{"id": 0}, {"id": 1}]})
     [f] = run_check(rank_numbering_valid, Context(facts))

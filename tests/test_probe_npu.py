@@ -5,8 +5,8 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import DATA
+
 from envcheck.probe import npu
 from envcheck.probe.fs import Root
 

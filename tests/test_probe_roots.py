@@ -5,10 +5,10 @@ import errno
 import os
 
 import pytest
-
 from conftest import DATA
+
 from envcheck.probe import collect
-from envcheck.probe.fs import Root, decode, ProbeError
+from envcheck.probe.fs import ProbeError, Root, decode
 
 ROOTS = DATA / "roots"
 

@@ -5,13 +5,13 @@ import json
 import shutil
 
 import pytest
-
 from conftest import DATA
-from envcheck import ranktable as rt
+
 from envcheck.checks.distributed import ranktable_valid
+from envcheck.checks.registry import Context
+from envcheck.checks.runner import run_check
 from envcheck.model import Facts, Status
-from envcheck.registry import Context
-from envcheck.runner import run_check
+from envcheck.probe import ranktable as rt
 
 TABLES = DATA / "ranktables"
 
@@ -209,6 +209,7 @@ def test_short_connect_timeout_with_a_rank_table_warns(tmp_path):
 
 def npu_facts(sample, addrs):
     from conftest import DATA
+
     from envcheck.probe.npu import parse_info
 
     npu = dict(parse_info((DATA / "npu-smi" / "outputs" / sample).read_text()), available=True)

@@ -8,8 +8,8 @@ import jsonschema
 import pytest
 
 from envcheck import resources
+from envcheck.checks.registry import check, index, select
 from envcheck.model import Evidence, Facts, Finding, Report, Status
-from envcheck.registry import check, index, select
 from envcheck.render import RENDERERS, render
 from envcheck.render.text import use_color
 

@@ -13,8 +13,8 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import DATA, REPO
+
 from envcheck.kb.entries import load_kb
 
 MINI = DATA / "kb-mini"

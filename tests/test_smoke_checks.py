@@ -4,10 +4,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from envcheck import runner
-from envcheck.checks import smoke
+from envcheck.checks import runner, smoke
+from envcheck.checks.registry import Context
 from envcheck.model import Facts, Status
-from envcheck.registry import Context
 
 
 def _run(level: str, checks=None, **opts):

@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO, run_envcheck
 
 VENV = REPO / ".tmp" / "smoke-npu-venv"

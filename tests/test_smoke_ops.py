@@ -17,8 +17,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
+
 from envcheck.smoke.suite import run_suite
 
 PLUGIN = textwrap.dedent('''

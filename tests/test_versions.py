@@ -5,8 +5,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envcheck.versions import (PyRange, VersionError, base_release, canonical_pip, parse_ascend, parse_pep440,
-                               python_minor, same_base)
+from envcheck.versions import (
+    PyRange,
+    VersionError,
+    base_release,
+    canonical_pip,
+    parse_ascend,
+    parse_pep440,
+    python_minor,
+    same_base,
+)
 
 # Every string in ascend-artifacts.md section 7 (CANN, CANN internal, driver / HDK, firmware).
 REAL = """6.3.RC2 7.0.0 7.0.RC1.alpha003 7.0.0.beta1 8.0.RC1 8.0.RC2.alpha003 8.0.RC2.beta1 8.0.T6 8.0.T63

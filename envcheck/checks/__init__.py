@@ -5,7 +5,12 @@ EC3xx CANN install / driver / devices, EC4xx smoke tests, EC5xx distributed / cl
 """
 from __future__ import annotations
 
-from envcheck.registry import Check, Retired, index
+from typing import Any
+
+from envcheck.checks.registry import Check, Context, Retired, index
+from envcheck.checks.runner import run_check
+from envcheck.matrix import Matrix
+from envcheck.model import Facts, Finding, Status
 
 RETIRED: tuple[Retired, ...] = ()
 
@@ -18,5 +23,35 @@ def all_checks() -> tuple[Check, ...]:
             *smoke.CHECKS, *distributed.CHECKS)
 
 
+_BY_ID: dict[str, Check] = {}
+
+
 def by_id() -> dict[str, Check]:
-    return index(all_checks())
+    """Code and slug -> Check (built once per process)."""
+    if not _BY_ID:
+        _BY_ID.update(index(all_checks()))
+    return _BY_ID
+
+
+def finding(code: str, status: Status, title: str, **kw: Any) -> Finding:
+    """A finding for a registered check, built through its handle: code, slug and section come from the
+    registry only (cluster code and the smoke driver use this instead of writing slugs themselves)."""
+    try:
+        chk = by_id()[code]
+    except KeyError:
+        raise ValueError(f"{code} is not a registered check") from None
+    return chk.finding(status, title, **kw)
+
+
+def judge_compat(facts: Facts, matrix: Matrix | None = None, matrix_path: str | None = None) -> list[Finding]:
+    """Run the compatibility family (EC1xx) over `facts`: the one place that does it (`matrix check`,
+    `matrix suggest`, the cluster drift table)."""
+    from envcheck.checks import compat
+
+    ctx = Context(facts=facts, matrix_path=matrix_path, loaded_matrix=matrix)
+    return [f for c in compat.CHECKS for f in run_check(c, ctx)]
+
+
+def known_codes() -> set[str]:
+    """Codes of every registered check plus retired codes (tombstones stay valid in kb entries)."""
+    return {c.code for c in by_id().values()} | {r.code for r in RETIRED}

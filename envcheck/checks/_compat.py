@@ -3,8 +3,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from envcheck.model import Evidence, Facts, ev
-from envcheck.versions import AscendVersion, VersionError, base_release, canonical_pip, parse_ascend, parse_pep440
+from envcheck.checks.registry import Check, Context
+from envcheck.errors import EnvcheckError
+from envcheck.model import Evidence, Facts, Finding, ev
+from envcheck.versions import (
+    AscendVersion,
+    VersionError,
+    base_release,
+    canonical_pip,
+    parse_ascend,
+    parse_pep440,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from envcheck.matrix import Conflict, Matrix, Pairing
@@ -109,3 +118,15 @@ def describe(cs: Sequence["Conflict"]) -> str:
 
 def not_in_matrix(mx: "Matrix", what: str) -> str:
     return f"{what} is not in the matrix (dated {mx.dated}); newer releases need a newer envcheck or a site matrix (--matrix)"
+
+
+def matrix_or_error(chk: Check, ctx: Context) -> tuple[Matrix | None, Finding | None]:
+    """The matrix, or an error finding when the file is broken or unreadable (the EC1xx preamble)."""
+    from envcheck.matrix import MatrixError
+
+    try:
+        return ctx.matrix, None
+    except MatrixError as exc:
+        return None, chk.error(f"cannot judge: {exc}", fix=f"envcheck matrix lint --matrix {exc.path}")
+    except EnvcheckError as exc:  # an unreadable file
+        return None, chk.error(f"cannot judge: {exc}")

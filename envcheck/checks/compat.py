@@ -7,27 +7,22 @@ An absent component is a skip with the reason.
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from envcheck.checks import _compat as u
+from envcheck.checks.registry import Check, Context, check
 from envcheck.model import Finding, ev
-from envcheck.registry import Check, Context, check
 from envcheck.versions import base_release
+
+if TYPE_CHECKING:  # pragma: no cover
+    from envcheck.matrix import Matrix
 
 SECTION = "Compatibility"
 SETUP_SOURCES = ("PT-SETUP", "PYPI-NPU")
 
 
-def _matrix(chk: Check, ctx: Context):
-    """The matrix, or an error finding when the file is broken."""
-    from envcheck.matrix import MatrixError
-
-    try:
-        return ctx.matrix, None
-    except MatrixError as exc:
-        return None, chk.error(f"cannot judge: {exc}", fix=f"envcheck matrix lint --matrix {exc.path}")
-    except Exception as exc:  # UsageError (unreadable file)
-        return None, chk.error(f"cannot judge: {exc}")
+def _matrix(chk: Check, ctx: Context) -> tuple[Matrix | None, Finding | None]:
+    return u.matrix_or_error(chk, ctx)
 
 
 @check("EC101", "torch-torch-npu-mismatch", "torch matches the version torch_npu was built for",
@@ -334,11 +329,10 @@ def _python_vs_mindspore(chk: Check, mx, facts, py: str) -> Iterator[Finding]:
                        fix=f"use a Python in {m.python} for MindSpore {ms}")
 
 
-# EC104-EC107 live in a sibling module to keep files small.
-from envcheck.checks.compat_hw import (chip_supported_by_cann, driver_supports_cann,  # noqa: E402
-                                       kernels_match_toolkit, mindspore_matches_cann)
+# EC104-EC107 (judged against the CANN release's HDK, chip, kernels and MindSpore rows) live in
+# compat_hw.py; the EC1xx family is both tuples.
+from envcheck.checks import compat_hw  # noqa: E402
 
-CHECKS = (torch_matches_torch_npu, torch_npu_matches_cann, python_supported, driver_supports_cann,
-          chip_supported_by_cann, kernels_match_toolkit, mindspore_matches_cann)
+CHECKS = (torch_matches_torch_npu, torch_npu_matches_cann, python_supported, *compat_hw.CHECKS)
 
 __all__ = ["CHECKS"]

@@ -2,19 +2,20 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from envcheck.checks import _compat as u
+from envcheck.checks.registry import Check, Context, check
 from envcheck.model import Finding
-from envcheck.registry import Check, Context, check
+
+if TYPE_CHECKING:  # pragma: no cover
+    from envcheck.matrix import Matrix
 
 SECTION = "Compatibility"
 
 
-def _matrix(chk: Check, ctx: Context):
-    from envcheck.checks.compat import _matrix as m
-
-    return m(chk, ctx)
+def _matrix(chk: Check, ctx: Context) -> tuple[Matrix | None, Finding | None]:
+    return u.matrix_or_error(chk, ctx)
 
 
 @check("EC104", "driver-too-old-for-cann", "the driver / firmware (HDK) is one stated for the CANN release",
@@ -323,3 +324,6 @@ def mindspore_matches_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
                        evidence=seen + u.cite(mx, [s for m in pairs for s in m.sources]), data=data, fix=fix)
     else:
         yield chk.warn(f"MindSpore {ms} is not in the matrix (dated {mx.dated})", evidence=seen, data=data, fix=fix)
+
+
+CHECKS = (driver_supports_cann, chip_supported_by_cann, kernels_match_toolkit, mindspore_matches_cann)

@@ -4,9 +4,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Dict, Iterable, List
 
+from envcheck.checks.registry import Check, Context, check
 from envcheck.checks.system import version_file_errors
 from envcheck.model import Facts, Finding, ev
-from envcheck.registry import Check, Context, check
 
 CANN_SECTION = "CANN"
 DEV_SECTION = "Driver & devices"

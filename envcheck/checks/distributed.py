@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from typing import Iterable, Iterator
 
-from envcheck.cluster import envvars
+from envcheck.checks import launchenv as envvars
+from envcheck.checks.registry import Check, Context, check
 from envcheck.model import Facts, Finding, ev
-from envcheck.registry import Check, Context, check
 
 SECTION = "Distributed"
 
@@ -115,7 +115,7 @@ def ranktable_valid(chk: Check, ctx: Context) -> Iterable[Finding]:
     among this host's addresses) and its device ids exist here; the rank count equals WORLD_SIZE.
     HCCL reports a bad table as EI0004 "The ranktable is invalid" or EI0014 / EI0017.
     """
-    from envcheck import ranktable as rt
+    from envcheck.probe import ranktable as rt
 
     env = ctx.facts.env or {}
     path = ctx.options.get("ranktable") or env.get("RANK_TABLE_FILE")
@@ -149,7 +149,7 @@ def _connect_timeout(chk: Check, env: dict) -> Iterator[Finding]:
 
 
 def _judge(chk: Check, ctx: Context, table, path: str) -> Finding:
-    from envcheck import ranktable as rt
+    from envcheck.probe import ranktable as rt
 
     host = not ctx.options.get("structure_only")
     ws_raw = (ctx.facts.env or {}).get("WORLD_SIZE") or ctx.options.get("world_size")

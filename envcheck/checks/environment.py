@@ -4,8 +4,8 @@ from __future__ import annotations
 import posixpath
 from typing import Any, Dict, Iterable, List, Optional
 
+from envcheck.checks.registry import Check, Context, check
 from envcheck.model import Facts, Finding, ev
-from envcheck.registry import Check, Context, check
 
 SECTION = "Environment"
 SHM_MIN = 1 << 30  # 1 GiB: DataLoader workers pass batches through /dev/shm (docker's default is 64 MiB)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
+from envcheck.checks.registry import Check, Context, check
 from envcheck.model import Finding, ev
-from envcheck.registry import Check, Context, check
 from envcheck.smoke.session import Session, session_for
 
 SECTION = "Smoke tests"

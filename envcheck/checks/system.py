@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from envcheck.checks.registry import Check, Context, check
 from envcheck.model import Facts, Finding, ev
-from envcheck.registry import Check, Context, check
 
 SHOWN_PACKAGES = ("torch", "torch-npu", "torchvision", "numpy", "mindspore")
 

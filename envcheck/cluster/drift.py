@@ -5,9 +5,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from envcheck.checks import finding
 from envcheck.model import Facts, Finding, Status, ev
 
-CODE, SLUG, SECTION = "EC504", "cluster-version-drift", "Distributed"
+CODE = "EC504"
 
 
 @dataclass
@@ -89,15 +90,15 @@ def findings(nodes: Sequence[Node]) -> list[Finding]:
         if not r.odd:
             continue
         odd = ", ".join(f"{n} has {r.values[n]}" for n in r.odd)
-        out.append(Finding(CODE, SLUG, r.severity, f"{r.field} differs across nodes: {odd} (majority: {r.majority})",
+        out.append(finding(CODE, r.severity, f"{r.field} differs across nodes: {odd} (majority: {r.majority})",
                            detail=text, evidence=tuple(ev(n, f"{r.field} {r.values[n]}") for n in labels),
                            fix="install the same CANN, driver/firmware, torch and torch_npu on every node "
                                "(one image or one set of packages for the whole job)",
-                           section=SECTION, data={**data, "field": r.field, "odd": r.odd}))
+                           data={**data, "field": r.field, "odd": r.odd}))
     if not out:
-        out.append(Finding(CODE, SLUG, Status.OK, f"{len(nodes)} node(s) agree on "
+        out.append(finding(CODE, Status.OK, f"{len(nodes)} node(s) agree on "
                            + ", ".join(r.field for r in rows if not r.field.startswith("matrix ")),
-                           detail=text, section=SECTION, data=data))
+                           detail=text, data=data))
     return out
 
 
@@ -115,15 +116,7 @@ def verdicts_from_findings(found: Sequence[Mapping[str, Any]]) -> dict[str, str]
 
 
 def matrix_verdicts(facts: Facts, matrix_path: str | None = None) -> dict[str, str]:
-    """Run the compatibility checks on one node's facts (empty when the matrix checks are not built)."""
-    try:
-        from envcheck.checks import compat
-        from envcheck.registry import Context
-        from envcheck.runner import run_check
-    except ImportError:  # pragma: no cover
-        return {}
-    ctx = Context(facts=facts, matrix_path=matrix_path)
-    out: list[dict[str, Any]] = []
-    for chk in getattr(compat, "CHECKS", ()):
-        out += [f.to_dict() for f in run_check(chk, ctx)]
-    return verdicts_from_findings(out)
+    """Run the compatibility checks on one node's facts: worst status per EC1xx code."""
+    from envcheck.checks import judge_compat
+
+    return verdicts_from_findings([f.to_dict() for f in judge_compat(facts, matrix_path=matrix_path)])

@@ -4,17 +4,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Mapping, Sequence
 
-from envcheck.cluster import drift, envvars
+from envcheck.checks import finding  # noqa: F401  (re-exported: cluster code builds findings through it)
+from envcheck.checks import launchenv as envvars
+from envcheck.cluster import drift
 from envcheck.model import Facts, Finding, Status, ev
-
-SECTION = "Distributed"
-SLUGS = dict(envvars.SLUGS, EC504="cluster-version-drift", EC505="ranktable-invalid",
-             EC506="slow-or-dead-link", EC507="rank-unresponsive", EC410="collective-init-failed",
-             EC411="collective-wrong-result")
-
-
-def finding(code: str, status: Status, title: str, **kw: Any) -> Finding:
-    return Finding(code=code, slug=SLUGS[code], status=status, title=title, section=SECTION, **kw)
 
 
 def node_label(who: Mapping[str, Any]) -> str:

@@ -11,6 +11,7 @@ import time
 from datetime import timedelta
 from typing import Any, Mapping, Sequence
 
+from envcheck.checks import finding
 from envcheck.model import Finding, Status, ev
 
 
@@ -81,8 +82,9 @@ def judge(results: Sequence[Mapping[str, float | None]], todo: Sequence[tuple[in
     data = {"bytes": nbytes, "links": rows}
     evidence = [ev(r["link"], "no answer" if r["ms"] is None else f"{r['ms']} ms round trip, {r['gbps']} GB/s")
                 for r in rows]
-    mk = lambda st, title, **kw: Finding("EC506", "slow-or-dead-link", st, title, section="Distributed",  # noqa: E731
-                                         evidence=tuple(evidence), data=data, **kw)
+    def mk(st: Status, title: str, **kw: Any) -> Finding:
+        return finding("EC506", st, title, evidence=tuple(evidence), data=data, **kw)
+
     if not rows:
         return mk(Status.SKIP, "only one rank: no links to test")
     dead = [r for r in rows if r["ms"] is None]

@@ -13,11 +13,11 @@ from __future__ import annotations
 import atexit
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Mapping
 
-from envcheck.cluster import envvars
+from envcheck.checks import launchenv as envvars
 from envcheck.cluster.rendezvous import RendezvousError, Roll
 from envcheck.model import Facts, Finding, Report, Status, ev
 
@@ -79,42 +79,30 @@ def message(f: Finding, rank: int) -> str:
 
 
 def make_report(session: Session) -> Report:
-    from envcheck import __version__
-    from envcheck.runner import link
+    from envcheck.checks.runner import link
+    from envcheck.version import __version__
 
-    findings = [_kb(link(f)) for f in session.findings]
+    findings = [link(f) for f in session.findings]
     return Report(facts=session.facts, findings=findings, envcheck_version=__version__, command="preflight")
 
 
-def _kb(f: Finding) -> Finding:
-    """Fall back to the kb ids envcheck expects when the kb does not link this code (yet)."""
-    if f.kb or f.status in (Status.OK, Status.SKIP):
-        return f
-    try:
-        from envcheck.kb.entries import load_kb
-
-        known = {e.id for e in load_kb().entries}
-    except Exception:
-        return f
-    return replace(f, kb=tuple(k for k in envvars.KB.get(f.code, ()) if k in known))
-
-
 def _fail_early(err: RendezvousError | envvars.Issue, rank: int | None) -> PreflightError:
-    from envcheck.cluster.gather import SLUGS
+    from envcheck.checks import finding
+    from envcheck.checks.runner import link
 
     code = err.code
     text = str(err) if isinstance(err, RendezvousError) else err.message
-    f = _kb(Finding(code, SLUGS[code], Status.FAIL, text, section="Distributed"))
+    f = link(finding(code, Status.FAIL, text))
     ranks = err.ranks if isinstance(err, RendezvousError) else []
     return PreflightError(message(f, rank if rank is not None else -1), None, code, f.kb, ranks)
 
 
 def _collective_error(code: str, what: str, exc: BaseException, rank: int) -> PreflightError:
-    from envcheck.cluster.gather import SLUGS
+    from envcheck.checks import finding
+    from envcheck.checks.runner import link
 
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-    f = _kb(Finding(code, SLUGS[code], Status.FAIL, f"{what}: {first}", section="Distributed",
-                    evidence=(ev(type(exc).__name__, str(exc)[-2000:]),)))
+    f = link(finding(code, Status.FAIL, f"{what}: {first}", evidence=(ev(type(exc).__name__, str(exc)[-2000:]),)))
     return PreflightError(message(f, rank), None, code, f.kb, [rank])
 
 
@@ -268,8 +256,8 @@ def _ranktable(facts: Facts, matrix: str | None) -> list[Finding]:
     if not (facts.env or {}).get("RANK_TABLE_FILE"):
         return []
     from envcheck.checks.distributed import ranktable_valid
-    from envcheck.registry import Context
-    from envcheck.runner import run_check
+    from envcheck.checks.registry import Context
+    from envcheck.checks.runner import run_check
 
     return run_check(ranktable_valid, Context(facts=facts, matrix_path=matrix))
 

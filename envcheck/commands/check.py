@@ -2,39 +2,22 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
 
-from envcheck.errors import UsageError
 from envcheck.model import Facts
 
 
 def collect_facts(args: argparse.Namespace) -> Facts:
     """Facts from a saved snapshot (--facts) or from this machine (--root, --python)."""
-    facts_file = getattr(args, "facts", None)
-    if facts_file:
-        try:
-            with open(facts_file, encoding="utf-8") as fh:
-                doc = json.load(fh)
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"cannot read facts from {facts_file}: {exc}") from None
-        if not isinstance(doc, dict):
-            raise UsageError(f"{facts_file}: not an envcheck facts document")
-        return Facts.from_dict(doc.get("facts", doc))
-    if not os.path.isdir(args.root):
-        why = "not a directory" if os.path.exists(args.root) else "no such directory"
-        raise UsageError(f"--root {args.root}: {why}")
-    from envcheck import probe
+    from envcheck.probe.snapshot import gather
 
-    return probe.collect(root=args.root, python=args.python,
-                         timeout=getattr(args, "timeout", None) or 10.0)
+    return gather(facts_file=getattr(args, "facts", None), root=args.root, python=args.python,
+                  timeout=getattr(args, "timeout", None))
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck import runner
-    from envcheck.checks import all_checks
+    from envcheck.checks import all_checks, runner
+    from envcheck.checks.registry import Context, select, wanted
     from envcheck.commands._output import emit
-    from envcheck.registry import Context, select, wanted
 
     facts = collect_facts(args)
     opts = {k: getattr(args, k, None) for k in ("smoke", "device", "timeout", "python", "root")}
@@ -42,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     if args.matrix:  # a user-given matrix that does not load is bad input: one line, exit 2
         from envcheck import matrix
 
-        ctx._matrix = matrix.load(args.matrix)
+        ctx.loaded_matrix = matrix.load(args.matrix)
     checks = [c for c in all_checks() if c.default or args.select]
     checks = select(checks, args.select, args.ignore)
     report = runner.run(checks, ctx, command="check")

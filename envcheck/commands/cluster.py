@@ -41,7 +41,7 @@ def _sizes(text: str) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck.cluster import envvars
+    from envcheck.checks import launchenv as envvars
 
     if not envvars.launched(os.environ):
         raise UsageError("run under torchrun: `torchrun --nproc-per-node N -m envcheck cluster` "
@@ -82,17 +82,16 @@ def _failed(exc: Any, rank: int, args: argparse.Namespace) -> int:
         print(f"envcheck cluster: rank {rank}: {exc}", file=sys.stderr)
         time.sleep(GRACE)  # torchrun kills every rank when one fails: let rank 0 print its report first
         return 1
-    from envcheck import __version__
-    from envcheck.cluster.gather import SLUGS
+    from envcheck.checks import finding
     from envcheck.commands._output import emit
-    from envcheck.model import Facts, Finding, Report, Status
+    from envcheck.model import Facts, Report, Status
+    from envcheck.version import __version__
 
     if exc.report is not None:
         report = exc.report
     else:
         code = exc.code or "EC507"
-        report = Report(Facts(), [Finding(code, SLUGS.get(code, "rank-unresponsive"), Status.FAIL,
-                                          str(exc).split(": ", 1)[-1].rsplit(" [", 1)[0], section="Distributed",
+        report = Report(Facts(), [finding(code, Status.FAIL, str(exc).split(": ", 1)[-1].rsplit(" [", 1)[0],
                                           kb=tuple(exc.kb), data={"ranks": exc.ranks})],
                         envcheck_version=__version__)
     report.command = "cluster"

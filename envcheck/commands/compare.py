@@ -52,11 +52,11 @@ def nodes_from(paths: list[str]) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck import __version__
+    from envcheck.checks.runner import link
     from envcheck.cluster import drift
     from envcheck.commands._output import emit
     from envcheck.model import Facts, Report
-    from envcheck.runner import link
+    from envcheck.version import __version__
 
     if len(args.reports) < 2:
         raise UsageError("compare needs two or more reports (one `envcheck --json` per node)")

@@ -98,7 +98,7 @@ def _open(path: str) -> list[IO[bytes]]:
 
 def scan(inputs: list[str], matcher: Any, budget: float) -> Any:
     """Scan every input into one ScanResult; unreadable inputs become notes."""
-    from envcheck.match import Budget, ScanResult
+    from envcheck.kb.match import Budget, ScanResult
 
     result = ScanResult()
     shared = Budget(budget)
@@ -131,9 +131,9 @@ def _label(path: str) -> str:
 
 def build(result: Any, kb: Any, engine: str, inputs: list[str]) -> dict[str, Any]:
     """The JSON-ready diagnosis; `inputs` are the PATH arguments as given (a directory is one)."""
-    from envcheck import __version__
     from envcheck.kb.link import fix_summary, page_url
     from envcheck.redact import scrub
+    from envcheck.version import __version__
 
     known: set[str] = set()
     for e in kb.entries:
@@ -219,7 +219,7 @@ def render_text(d: dict[str, Any], verbose: bool = False, color: bool = False) -
 
 def run(args: argparse.Namespace) -> int:
     from envcheck.kb.entries import load_kb
-    from envcheck.match import kb_matcher
+    from envcheck.kb.match import kb_matcher
 
     if args.max_hits < 0 or args.time_budget <= 0 or args.max_line < 80:
         raise UsageError("--max-hits must be >= 0, --time-budget > 0 and --max-line >= 80")

@@ -143,9 +143,10 @@ def _new(args: argparse.Namespace) -> int:
 
 
 def _lint_one(path: Path) -> list:
+    from envcheck.checks import known_codes
     from envcheck.kb.lint import lint_path
 
-    return lint_path(path)
+    return lint_path(path, known_codes())
 
 
 def _prompt(d: object) -> None:
@@ -186,7 +187,9 @@ def _lint(args: argparse.Namespace) -> int:
             raise UsageError(f"{path} does not exist")
     else:
         path = kb_root(args)
-    problems = lint_path(path, probe=args.probe)
+    from envcheck.checks import known_codes
+
+    problems = lint_path(path, known_codes(), probe=args.probe)
     n = 1 if path.is_file() else len(entry_files(path))
     if getattr(args, "json", False):
         doc = {"ok": not problems, "entries": n, "problems": [p.to_dict() for p in problems]}

@@ -8,7 +8,7 @@ import sys
 
 def run(args: argparse.Namespace) -> int:
     from envcheck.checks import all_checks
-    from envcheck.registry import select
+    from envcheck.checks.registry import select
 
     checks = select(all_checks(), args.select, args.ignore)
     if args.json:

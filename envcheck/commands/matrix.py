@@ -62,10 +62,10 @@ def run(args: argparse.Namespace) -> int:
     if action == "check":
         return _check(args, mx)
     if action == "show":
-        from envcheck.commands._matrix_show import show
+        from envcheck.matrix.table import show
 
         return show(args, mx, _versions(args))
-    from envcheck.commands._matrix_suggest import suggest
+    from envcheck.plan.suggest import suggest
 
     return suggest(args, mx, _versions(args))
 
@@ -101,11 +101,11 @@ def _kernels(args: argparse.Namespace) -> list[dict[str, str]]:
 
 
 def _check(args: argparse.Namespace, mx) -> int:
-    from envcheck import runner
+    from envcheck.checks import runner
     from envcheck.checks.compat import CHECKS
+    from envcheck.checks.registry import Context, select
     from envcheck.commands._output import emit
-    from envcheck.matrix import hypothetical_facts
-    from envcheck.registry import Context, select
+    from envcheck.plan import hypothetical_facts
 
     v = _versions(args)
     kernels = _kernels(args)
@@ -117,7 +117,7 @@ def _check(args: argparse.Namespace, mx) -> int:
                                chip=v.get("chip"), mindspore=v.get("mindspore"), arch=v.get("arch"),
                                kernels=kernels)
     ctx = Context(facts=facts, matrix_path=args.matrix)
-    ctx._matrix = mx
+    ctx.loaded_matrix = mx
     report = runner.run(select(CHECKS, args.select, args.ignore), ctx, command="matrix check")
     return emit(report, args)
 
@@ -126,7 +126,7 @@ def _lint(args: argparse.Namespace) -> int:
     import os
     import sys
 
-    from envcheck.matrix_lint import lint_file
+    from envcheck.matrix.lint import lint_file
     from envcheck.resources import matrix_path
 
     path = args.matrix or str(matrix_path())

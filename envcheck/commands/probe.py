@@ -17,7 +17,7 @@ def run(args: argparse.Namespace) -> int:
 
     facts = collect_facts(args)
     if args.json:
-        from envcheck import __version__
+        from envcheck.version import __version__
 
         doc = {"schema_version": 1, "envcheck_version": __version__, "command": "probe", "facts": facts.to_dict()}
         sys.stdout.write(json.dumps(scrub(doc), indent=2, ensure_ascii=False) + "\n")

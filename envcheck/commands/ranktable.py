@@ -17,11 +17,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck import runner
+    from envcheck.checks import runner
     from envcheck.checks.distributed import ranktable_valid
+    from envcheck.checks.registry import Context
     from envcheck.commands._output import emit
     from envcheck.commands.check import collect_facts
-    from envcheck.registry import Context
 
     path = args.file or os.environ.get("RANK_TABLE_FILE")
     if not path:

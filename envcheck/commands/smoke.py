@@ -85,11 +85,11 @@ def _print_table(report: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck import runner
+    from envcheck.checks import runner
+    from envcheck.checks.registry import Context
     from envcheck.checks.smoke import torch_imports
     from envcheck.commands._output import emit
     from envcheck.model import Facts
-    from envcheck.registry import Context
     from envcheck.smoke.session import session_for
 
     _validate(args)

@@ -13,7 +13,7 @@ FIX_LINES = 4  # lines of an entry's `## Fix` section shown as its fix summary
 
 
 def _matcher(root: str | None):
-    from envcheck.match import kb_matcher  # compiled lazily, once per process
+    from envcheck.kb.match import kb_matcher  # compiled lazily, once per process
 
     return kb_matcher(root)
 

@@ -47,20 +47,15 @@ def _display(path: Path, base: Path | None) -> str:
         return str(path)
 
 
-def known_check_ids() -> set[str]:
-    """Codes of every registered check plus retired codes (tombstones stay valid)."""
-    from envcheck.checks import RETIRED, by_id
-
-    return {c.code for c in by_id().values()} | {r.code for r in RETIRED}
-
-
-def lint_path(path: Path, known_checks: Iterable[str] | None = None, probe: bool = False) -> list[Problem]:
+def lint_path(path: Path, known_checks: Iterable[str], probe: bool = False) -> list[Problem]:
     """Lint a kb folder (kb/<category>/<id>.md) or one entry file.
 
     probe: also run every pattern the static detector passed on crafted near-miss inputs in a
-    child process, and report those that run away (see regex_safety.probe_slow)."""
+    child process, and report those that run away (see regex_safety.probe_slow).
+    known_checks: the registered and retired check codes (`envcheck.checks.known_codes()`); the kb
+    sits below the checks, so the caller passes them in."""
     files = [path] if path.is_file() else entry_files(path)
-    known = set(known_check_ids() if known_checks is None else known_checks)
+    known = set(known_checks)
     problems: list[Problem] = []
     ids: dict[str, tuple[Path, int]] = {}
     safe: list[tuple[Path, int, str, list[str]]] = []

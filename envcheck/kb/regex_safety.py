@@ -16,11 +16,11 @@ from typing import Any, Iterable
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     try:  # Python 3.11+: the parser moved to re._parser; sre_parse is a deprecated alias
-        import re._parser as sre_parse  # type: ignore[import-not-found]
         import re._constants as C  # type: ignore[import-not-found]
+        import re._parser as sre_parse  # type: ignore[import-not-found]
     except ImportError:  # pragma: no cover - Python < 3.11
-        import sre_parse  # type: ignore[no-redef]
         import sre_constants as C  # type: ignore[no-redef]
+        import sre_parse  # type: ignore[no-redef]
 
 MAXREPEAT = C.MAXREPEAT
 _REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT) + ((C.POSSESSIVE_REPEAT,) if hasattr(C, "POSSESSIVE_REPEAT") else ())

@@ -1,13 +1,30 @@
 """Read matrix.yaml: YAML with line numbers, then typed rows; problems raise MatrixError(path:LINE)."""
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
 import yaml
 
-from envcheck.matrix import (CannRelease, Chip, Conflict, FirmwareMin, HdkRule, HdkSpec, KernelRule, Matrix,
-                             MatrixError, MsPairing, Pairing, PtaWindow, Source, _specifier)
+from envcheck.errors import UsageError
+from envcheck.matrix.model import (
+    CannRelease,
+    Chip,
+    Conflict,
+    FirmwareMin,
+    HdkRule,
+    HdkSpec,
+    KernelRule,
+    Matrix,
+    MatrixError,
+    MsPairing,
+    Pairing,
+    PtaWindow,
+    Source,
+    _specifier,
+)
+from envcheck.resources import matrix_path
 from envcheck.versions import PyRange, VersionError, parse_ascend, parse_pep440
 
 
@@ -245,3 +262,38 @@ def _cited(mx: Matrix) -> Iterable[tuple[int, Sequence[str], Sequence[str]]]:
         yield c.line, c.sources, ()
     for c in mx.conflicts.values():
         yield c.line, c.source_refs, ()
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+_CACHE: dict[tuple[str, float], Matrix] = {}
+
+
+def load(path: str | os.PathLike[str] | None = None) -> Matrix:
+    """Load and validate a matrix file (default: the shipped matrix.yaml). Raises MatrixError."""
+    if path is None:
+        path = matrix_path()
+    path = str(path)
+    try:
+        mtime = os.stat(path).st_mtime
+    except OSError as exc:
+        raise UsageError(f"cannot read matrix {path}: {exc.strerror or exc}") from None
+    hit = _CACHE.get((path, mtime))
+    if hit is not None:
+        return hit
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read matrix {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    matrix = parse_text(text, path)
+    _CACHE[(path, mtime)] = matrix
+    return matrix
+
+
+def parse_text(text: str, path: str = "matrix.yaml") -> Matrix:
+    """Build a Matrix from YAML text; the first problem raises MatrixError."""
+    doc, dups = read_yaml(text, path)
+    if dups:
+        raise MatrixError(path, dups[0][0], dups[0][1])
+    return Builder(path).build(doc)

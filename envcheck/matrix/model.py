@@ -3,28 +3,24 @@
 `load(path=None) -> Matrix` reads the shipped matrix (``envcheck.resources.matrix_path()``) or
 another file and raises `MatrixError` (``matrix.yaml:LINE: message``) when it is malformed.
 `Matrix.rows()` / `Matrix.to_markdown()` give a flat table (the kb site renders it at build time).
-The verdict rules themselves live in `envcheck.checks.compat`; `judge(facts, matrix)` runs them.
+Loading lives in `envcheck.matrix.load`; judging planned versions lives above the checks, in `envcheck.plan`.
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from envcheck.errors import UsageError
+from envcheck.errors import EnvcheckError
 from envcheck.versions import AscendVersion, PyRange, parse_ascend, parse_pep440
 
 if TYPE_CHECKING:  # pragma: no cover
     from packaging.specifiers import SpecifierSet
 
-    from envcheck.model import Facts, Finding
-
-__all__ = ["MatrixError", "Matrix", "CannRelease", "Pairing", "MsPairing", "HdkRule", "HdkSpec",
-           "Chip", "Conflict", "Source", "load", "parse_text", "judge", "hypothetical_facts"]
 
 
-class MatrixError(UsageError):
+
+class MatrixError(EnvcheckError):
     """A malformed matrix file: the message reads ``path:LINE: message``."""
 
     def __init__(self, path: str, line: int, message: str) -> None:
@@ -400,82 +396,3 @@ def _specifier(text: str) -> "SpecifierSet":
 
         _SPECS[text] = SpecifierSet(text)
     return _SPECS[text]
-
-
-# ---------------------------------------------------------------------------------------------
-# Loading
-_CACHE: dict[tuple[str, float], Matrix] = {}
-
-
-def load(path: str | os.PathLike[str] | None = None) -> Matrix:
-    """Load and validate a matrix file (default: the shipped matrix.yaml). Raises MatrixError."""
-    if path is None:
-        from envcheck.resources import matrix_path
-
-        path = matrix_path()
-    path = str(path)
-    try:
-        mtime = os.stat(path).st_mtime
-    except OSError as exc:
-        raise UsageError(f"cannot read matrix {path}: {exc.strerror or exc}") from None
-    hit = _CACHE.get((path, mtime))
-    if hit is not None:
-        return hit
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read matrix {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    matrix = parse_text(text, path)
-    _CACHE[(path, mtime)] = matrix
-    return matrix
-
-
-def parse_text(text: str, path: str = "matrix.yaml") -> Matrix:
-    """Build a Matrix from YAML text; the first problem raises MatrixError."""
-    from envcheck.matrix_build import Builder, read_yaml
-
-    doc, dups = read_yaml(text, path)
-    if dups:
-        raise MatrixError(path, dups[0][0], dups[0][1])
-    return Builder(path).build(doc)
-
-
-def judge(facts: "Facts", matrix: Matrix | None = None) -> list["Finding"]:
-    """Run the compatibility checks (EC1xx) over `facts` and return their findings."""
-    from envcheck.checks.compat import CHECKS
-    from envcheck.registry import Context
-    from envcheck.runner import run_check
-
-    ctx = Context(facts=facts)
-    ctx._matrix = matrix if matrix is not None else load()
-    return [f for c in CHECKS for f in run_check(c, ctx)]
-
-
-def hypothetical_facts(*, cann: str | None = None, driver: str | None = None, firmware: str | None = None,
-                       torch: str | None = None, torch_npu: str | None = None, python: str | None = None,
-                       chip: str | None = None, mindspore: str | None = None, arch: str | None = None,
-                       kernels: Sequence[Mapping[str, str]] = (), source: str = "flag") -> "Facts":
-    """Facts for a planned environment (``matrix check`` flags); None means "not part of the plan"."""
-    from envcheck.model import Facts
-
-    facts = Facts(root="/")
-    packages = {k: v for k, v in (("torch", torch), ("torch-npu", torch_npu), ("mindspore", mindspore)) if v}
-    facts.python = {"version": python, "packages": packages, "executable": f"--python ({source})",
-                    "package_files": {k: f"--{k} ({source})" for k in packages}}
-    if cann:
-        facts.cann = {"installs": [{"home": f"--cann ({source})", "version": cann, "source": f"--cann ({source})",
-                                    "components": {}, "kernels": [dict(k) for k in kernels], "nnal": []}],
-                      "active": 0}
-    else:
-        facts.cann = {"installs": [], "active": None}
-    facts.driver = {k: v for k, v in (("version", driver), ("version_source", f"--driver ({source})"),
-                                      ("firmware_version", firmware),
-                                      ("firmware_source", f"--firmware ({source})")) if v and (driver or firmware)}
-    if not driver:
-        facts.driver.pop("version_source", None)
-    if not firmware:
-        facts.driver.pop("firmware_source", None)
-    facts.npu = {"chip": chip, "source": f"--chip ({source})"} if chip else {}
-    facts.system = {"arch": arch} if arch else {}
-    return facts

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envcheck.checks import _compat as u
-from envcheck.matrix import CannRelease, Matrix, Pairing, hypothetical_facts, judge
+from envcheck.matrix import CannRelease, Matrix, Pairing
 from envcheck.model import Status
+from envcheck.plan import hypothetical_facts, judge
 from envcheck.versions import PyRange, parse_ascend, parse_pep440, same_base
 
 
@@ -160,9 +161,10 @@ def _render(mx: Matrix, c: Candidate, want: dict[str, str]) -> str:
 # ---------------------------------------------------------------------------------------------
 def _smallest_change(args: argparse.Namespace, mx: Matrix, want: dict[str, str]) -> int:
     """No flags: probe this machine and propose the cheapest set of changes that makes it consistent."""
-    from envcheck.commands.check import collect_facts
+    from envcheck.probe.snapshot import gather
 
-    facts = collect_facts(args)
+    facts = gather(facts_file=getattr(args, "facts", None), root=args.root, python=args.python,
+                   timeout=getattr(args, "timeout", None))
     found = judge(facts, mx)
     fails = [f for f in found if f.status in (Status.FAIL, Status.ERROR)]
     arch = want.get("arch") or u.arch(facts)

@@ -7,15 +7,6 @@ from typing import Mapping, Sequence
 DIST_VARS = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR",
              "MASTER_PORT", "ASCEND_RT_VISIBLE_DEVICES", "RANK_TABLE_FILE", "TORCHELASTIC_RUN_ID")
 
-# kb entries (kb/rank-config/...) these problems link to, best first.
-KB = {
-    "EC501": ("hccl-world-size-mismatch",),
-    "EC502": ("rank-numbering-invalid",),
-    "EC503": ("devices-per-node-mismatch",),
-    "EC508": ("master-addr-port-invalid",),
-}
-SLUGS = {"EC501": "world-size-mismatch", "EC502": "rank-numbering-invalid",
-         "EC503": "devices-per-node-mismatch", "EC508": "rendezvous-env-invalid"}
 
 
 @dataclass(frozen=True)
@@ -27,10 +18,6 @@ class Issue:
     variable: str
     message: str
     fix: str = ""
-
-    @property
-    def slug(self) -> str:
-        return SLUGS[self.code]
 
 
 def launched(env: Mapping[str, str]) -> bool:

@@ -12,7 +12,7 @@ import yaml
 
 from envcheck.errors import UsageError
 from envcheck.matrix import Matrix, MatrixError
-from envcheck.matrix_build import Builder, read_yaml
+from envcheck.matrix.load import Builder, read_yaml
 from envcheck.versions import parse_ascend, parse_pep440
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import traceback
 from typing import Iterable
 
-from envcheck import __version__
+from envcheck.checks.registry import Check, Context
 from envcheck.model import Finding, Report, Status, ev
-from envcheck.registry import Check, Context
+from envcheck.version import __version__
 
 
 def run_check(check: Check, ctx: Context) -> list[Finding]:

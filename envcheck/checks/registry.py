@@ -21,15 +21,18 @@ class Context:
     facts: Facts
     matrix_path: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
-    _matrix: Any = None
+    loaded_matrix: Matrix | None = None
+    """A matrix already loaded by the caller; otherwise `matrix` loads `matrix_path` on first use."""
 
     @property
-    def matrix(self) -> "Matrix":
-        if self._matrix is None:
-            from envcheck import matrix as _m  # lazy: plain `probe` never parses the matrix
+    def matrix(self) -> Matrix:
+        if self.loaded_matrix is None:
+            from envcheck import (
+                matrix as _m,  # lazy: plain `probe` never parses the matrix
+            )
 
-            self._matrix = _m.load(self.matrix_path)
-        return self._matrix
+            self.loaded_matrix = _m.load(self.matrix_path)
+        return self.loaded_matrix
 
 
 CheckFn = Callable[["Check", Context], Iterable[Finding]]

@@ -1,0 +1,43 @@
+"""Planned environments: judge versions that are not installed (``matrix check``) and plan changes
+(``matrix suggest``). This layer sits above the checks: it builds hypothetical facts and runs the
+compatibility checks over them.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from envcheck.checks import judge_compat
+from envcheck.matrix import Matrix, load
+from envcheck.model import Facts, Finding
+
+
+def judge(facts: Facts, matrix: Matrix | None = None) -> list[Finding]:
+    """Run the compatibility checks (EC1xx) over `facts` and return their findings."""
+    return judge_compat(facts, matrix if matrix is not None else load())
+
+
+def hypothetical_facts(*, cann: str | None = None, driver: str | None = None, firmware: str | None = None,
+                       torch: str | None = None, torch_npu: str | None = None, python: str | None = None,
+                       chip: str | None = None, mindspore: str | None = None, arch: str | None = None,
+                       kernels: Sequence[Mapping[str, str]] = (), source: str = "flag") -> Facts:
+    """Facts for a planned environment (``matrix check`` flags); None means "not part of the plan"."""
+    facts = Facts(root="/")
+    packages = {k: v for k, v in (("torch", torch), ("torch-npu", torch_npu), ("mindspore", mindspore)) if v}
+    facts.python = {"version": python, "packages": packages, "executable": f"--python ({source})",
+                    "package_files": {k: f"--{k} ({source})" for k in packages}}
+    if cann:
+        facts.cann = {"installs": [{"home": f"--cann ({source})", "version": cann, "source": f"--cann ({source})",
+                                    "components": {}, "kernels": [dict(k) for k in kernels], "nnal": []}],
+                      "active": 0}
+    else:
+        facts.cann = {"installs": [], "active": None}
+    facts.driver = {k: v for k, v in (("version", driver), ("version_source", f"--driver ({source})"),
+                                      ("firmware_version", firmware),
+                                      ("firmware_source", f"--firmware ({source})")) if v and (driver or firmware)}
+    if not driver:
+        facts.driver.pop("version_source", None)
+    if not firmware:
+        facts.driver.pop("firmware_source", None)
+    facts.npu = {"chip": chip, "source": f"--chip ({source})"} if chip else {}
+    facts.system = {"arch": arch} if arch else {}
+    return facts
