@@ -133,6 +133,8 @@ class Facts:
     memory_total_mb, hbm_used_mb, hbm_total_mb, bus_id}], processes [{device, pid, name, memory_mb}]"""
     env: dict[str, str] = field(default_factory=dict)
     """relevant environment variables, secrets already redacted"""
+    ranktable: dict[str, Any] = field(default_factory=dict)
+    """the table RANK_TABLE_FILE names: {path, doc (the parsed JSON object)} or {path, error}"""
     probe_errors: dict[str, str] = field(default_factory=dict)
     root: str = "/"
 

@@ -7,11 +7,13 @@ import shutil
 import pytest
 from conftest import DATA
 
+from envcheck.checks import ranktable as judge
 from envcheck.checks.distributed import ranktable_valid
 from envcheck.checks.registry import Context
 from envcheck.checks.runner import run_check
 from envcheck.model import Facts, Status
 from envcheck.probe import ranktable as rt
+from envcheck.probe.fs import Root
 
 TABLES = DATA / "ranktables"
 
@@ -38,7 +40,7 @@ def kinds(problems, severity=None):
                                   "good-v1.0-2x4.json"])
 def test_real_samples_are_structurally_valid(name):
     table = rt.load(str(TABLES / name))
-    assert rt.validate(table) == []
+    assert judge.validate(table) == []
     assert table.rank_count == (8 if "2x4" in name else 16)
 
 
@@ -52,13 +54,13 @@ def test_v12_sample_fields_are_read():
 
 @pytest.mark.parametrize("name,kind", sorted(BROKEN.items()))
 def test_each_broken_table_is_named(name, kind):
-    problems = rt.validate(rt.load(str(TABLES / name)))
+    problems = judge.validate(rt.load(str(TABLES / name)))
     assert kind in kinds(problems, "fail"), problems
 
 
 @pytest.mark.parametrize("name,kind", sorted(WARNINGS.items()))
 def test_warnings_are_not_failures(name, kind):
-    problems = rt.validate(rt.load(str(TABLES / name)))
+    problems = judge.validate(rt.load(str(TABLES / name)))
     assert kinds(problems) == {kind}
     assert all(p.severity == "warn" for p in problems)
 
@@ -70,7 +72,7 @@ def test_unparsable_tables_raise(name):
 
 
 def test_messages_name_the_values():
-    problems = rt.validate(rt.load(str(TABLES / "bad-duplicate-rank.json")))
+    problems = judge.validate(rt.load(str(TABLES / "bad-duplicate-rank.json")))
     msg = " ".join(p.message for p in problems)
     assert "rank_id 1 appears twice" in msg
     assert "missing 6" in msg  # rank 6 was overwritten by the duplicate
@@ -84,48 +86,55 @@ def host(addrs, devices):
 
 def test_host_listed_with_its_devices_passes():
     table = rt.load(str(TABLES / "good-v1.0-2x4.json"))
-    assert rt.validate(table, world_size=8, **host({"127.0.0.1", "192.168.10.12"}, range(8))) == []
+    assert judge.validate(table, world_size=8, **host({"127.0.0.1", "192.168.10.12"}, range(8))) == []
 
 
 def test_device_missing_on_host():
     table = rt.load(str(TABLES / "good-v1.0-2x4.json"))
-    problems = rt.validate(table, **host({"192.168.10.12"}, [0, 1]))
+    problems = judge.validate(table, **host({"192.168.10.12"}, [0, 1]))
     assert kinds(problems) == {"device-not-on-host"}
     assert "device_id 2 (rank 6)" in problems[0].message
 
 
 def test_host_not_listed():
     table = rt.load(str(TABLES / "good-v1.0-2x4.json"))
-    problems = rt.validate(table, **host({"127.0.0.1", "10.9.9.9"}, range(8)))
+    problems = judge.validate(table, **host({"127.0.0.1", "10.9.9.9"}, range(8)))
     assert kinds(problems) == {"host-not-listed"}
     assert "10.9.9.9" in problems[0].message
 
 
 def test_world_size_mismatch():
     table = rt.load(str(TABLES / "good-v1.0-2x4.json"))
-    problems = rt.validate(table, world_size=16)
+    problems = judge.validate(table, world_size=16)
     assert kinds(problems) == {"world-size"}
     assert "8 ranks but WORLD_SIZE is 16" in problems[0].message
 
 
 def test_v12_matches_a3_host_by_container_ip():
     table = rt.load(str(TABLES / "good-v1.2-a3-superpod.json"))
-    assert rt.validate(table, world_size=16, **host({"192.168.247.11"}, range(16))) == []
+    assert judge.validate(table, world_size=16, **host({"192.168.247.11"}, range(16))) == []
 
 
 def test_redacted_sample_cannot_be_matched_to_a_host():
     table = rt.load(str(TABLES / "good-v1.0-16pcs-redacted.json"))
-    problems = rt.validate(table, **host({"127.0.0.1"}, range(8)))
+    problems = judge.validate(table, **host({"127.0.0.1"}, range(8)))
     assert kinds(problems) == {"redacted"} and problems[0].severity == "warn"
 
 
 # ---- the EC505 check ----------------------------------------------------------------------
 
 def facts_for(tmp_path, table_name, *, addrs=("192.168.10.11",), ndev=4, world_size="8", root="/"):
-    return Facts(system={"hostname": "node-a", "interfaces": {"eth0": list(addrs), "lo": ["127.0.0.1"]}},
-                 npu={"available": True, "devices": [{"id": i} for i in range(ndev)]},
-                 env={"RANK_TABLE_FILE": str(TABLES / table_name), "WORLD_SIZE": world_size,
-                      "HCCL_CONNECT_TIMEOUT": "600"}, root=root)
+    facts = Facts(system={"hostname": "node-a", "interfaces": {"eth0": list(addrs), "lo": ["127.0.0.1"]}},
+                  npu={"available": True, "devices": [{"id": i} for i in range(ndev)]},
+                  env={"RANK_TABLE_FILE": str(TABLES / table_name), "WORLD_SIZE": world_size,
+                       "HCCL_CONNECT_TIMEOUT": "600"}, root=root)
+    return probed(facts)
+
+
+def probed(facts):
+    """What the probe adds: the table RANK_TABLE_FILE names, read inside the facts' root."""
+    facts.ranktable = rt.probe(Root(facts.root), facts.env)
+    return facts
 
 
 def test_check_passes_for_this_host(tmp_path):
@@ -155,7 +164,7 @@ def test_check_reads_the_table_under_root(tmp_path):
     shutil.copy(TABLES / "good-v1.0-2x4.json", tmp_path / "etc" / "rt.json")
     facts = facts_for(tmp_path, "x", root=str(tmp_path))
     facts.env["RANK_TABLE_FILE"] = "/etc/rt.json"
-    [f] = run_check(ranktable_valid, Context(facts))
+    [f] = run_check(ranktable_valid, Context(probed(facts)))
     assert f.status is Status.OK, f.title
 
 
@@ -213,9 +222,9 @@ def npu_facts(sample, addrs):
     from envcheck.probe.npu import parse_info
 
     npu = dict(parse_info((DATA / "npu-smi" / "outputs" / sample).read_text()), available=True)
-    return Facts(system={"interfaces": {"eth0": list(addrs)}}, npu=npu,
-                 env={"RANK_TABLE_FILE": str(TABLES / "good-v1.2-a3-superpod.json"), "WORLD_SIZE": "16",
-                      "HCCL_CONNECT_TIMEOUT": "600"})
+    return probed(Facts(system={"interfaces": {"eth0": list(addrs)}}, npu=npu,
+                        env={"RANK_TABLE_FILE": str(TABLES / "good-v1.2-a3-superpod.json"), "WORLD_SIZE": "16",
+                             "HCCL_CONNECT_TIMEOUT": "600"}))
 
 
 def test_a3_table_matches_an_a3_host_by_physical_chip_ids():
@@ -237,3 +246,11 @@ def test_rank_table_file_is_checked_by_a_plain_run(cli, monkeypatch):
     r = cli("--no-smoke", "--select", "EC505", "--json")
     [f] = [f for f in r.json()["findings"] if f["code"] == "EC505"][:1]
     assert r.rc == 1 and f["status"] == "fail" and "rank_id 1 appears twice" in f["title"]
+
+
+def test_a_snapshot_without_the_table_skips_instead_of_reading_this_machine(tmp_path):
+    """EC505 is pure: it never opens RANK_TABLE_FILE itself, so a --facts replay judges what was probed."""
+    facts = facts_for(tmp_path, "good-v1.0-2x4.json")
+    facts.ranktable = {}
+    [f] = run_check(ranktable_valid, Context(facts))
+    assert f.status is Status.SKIP and "not read by the probe" in f.title

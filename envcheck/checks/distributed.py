@@ -10,6 +10,7 @@ from typing import Iterable, Iterator
 from envcheck.checks import launchenv as envvars
 from envcheck.checks.registry import Check, Context, check
 from envcheck.model import Facts, Finding, ev
+from envcheck.probe.ranktable import RankTable
 
 SECTION = "Distributed"
 
@@ -122,14 +123,16 @@ def ranktable_valid(chk: Check, ctx: Context) -> Iterable[Finding]:
     if not path:
         yield chk.skip("RANK_TABLE_FILE is not set")
         return
-    if not ctx.options.get("ranktable") and ctx.facts.root not in ("", "/") and os.path.isabs(path):
-        path = os.path.join(ctx.facts.root, path.lstrip("/"))
-    try:
-        table = rt.load(path)
-    except rt.RankTableError as exc:
-        yield chk.fail(f"rank table unreadable: {exc}", evidence=[ev("RANK_TABLE_FILE", path)],
+    read = ctx.facts.ranktable or {}
+    if read.get("path") != path:
+        yield chk.skip(f"the rank table {path} was not read by the probe (a saved snapshot without it?)")
+        return
+    if read.get("error") or not isinstance(read.get("doc"), dict):
+        yield chk.fail(f"rank table unreadable: {read.get('error') or 'no table'}",
+                       evidence=[ev("RANK_TABLE_FILE", path)],
                        fix="point RANK_TABLE_FILE at the JSON rank table generated for this job")
         return
+    table = rt.from_dict(read["doc"])
     yield _judge(chk, ctx, table, path)
     if not ctx.options.get("ranktable"):
         yield from _connect_timeout(chk, env)
@@ -148,8 +151,8 @@ def _connect_timeout(chk: Check, env: dict) -> Iterator[Finding]:
                        evidence=[ev("env HCCL_CONNECT_TIMEOUT", raw or "unset (HCCL default 120)")])
 
 
-def _judge(chk: Check, ctx: Context, table, path: str) -> Finding:
-    from envcheck.probe import ranktable as rt
+def _judge(chk: Check, ctx: Context, table: RankTable, path: str) -> Finding:
+    from envcheck.checks import ranktable as rt
 
     host = not ctx.options.get("structure_only")
     ws_raw = (ctx.facts.env or {}).get("WORLD_SIZE") or ctx.options.get("world_size")

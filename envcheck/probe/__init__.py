@@ -16,7 +16,7 @@ def collect(root: str = "/", python: Optional[str] = None, timeout: float = 10.0
             environ: Optional[Mapping[str, str]] = None) -> Facts:
     """Read everything. Machine problems land in Facts.probe_errors; only bad user input
     (a --python that is not an interpreter) raises UsageError."""
-    from envcheck.probe import cann, driver, env, npu, pyenv, system
+    from envcheck.probe import cann, driver, env, npu, pyenv, ranktable, system
     from envcheck.probe.fs import Root
 
     environ = dict(os.environ if environ is None else environ)
@@ -29,6 +29,7 @@ def collect(root: str = "/", python: Optional[str] = None, timeout: float = 10.0
     facts.driver = _guard(fs, "driver", lambda: driver.probe(fs), {})
     facts.npu = _guard(fs, "npu", lambda: npu.probe(fs, environ, timeout), {"available": False, "devices": []})
     facts.env = env.probe(environ)
+    facts.ranktable = _guard(fs, "ranktable", lambda: ranktable.probe(fs, environ), {})
     facts.probe_errors = dict(sorted(fs.errors.items()))
     return facts
 
