@@ -1,7 +1,8 @@
 """Command line: argparse → options → the command's run(); `main(argv) -> int`.
 
 Exit codes: 0 nothing failed, 1 a check failed, 2 usage or input error.
-Command modules are imported only when their command runs, so `envcheck --help` stays light.
+Only the command named on the command line is imported (`build_parser(argv)`), so `envcheck --help`
+stays light. Each command offers only the option groups that apply to it (commands/_options.py).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import shutil
 import sys
 from typing import Sequence
 
-from envcheck.errors import EnvcheckError
+from envcheck.errors import EnvcheckError, UsageError
 from envcheck.version import __version__
 
 # name -> (module, one-line help). Each module has add_arguments(parser) and run(args) -> int.
@@ -31,23 +32,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def add_common(p: argparse.ArgumentParser, top: bool) -> None:
-    """Options accepted both before and after the command (`envcheck --json probe` == `envcheck probe --json`)."""
-    d = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
-    g = p.add_argument_group("common options")
-    g.add_argument("--root", metavar="DIR", default=d("/"), help="read the filesystem side from DIR (a sysroot)")
-    g.add_argument("--python", metavar="PATH", default=d(None), help="judge another interpreter (venv / conda env)")
-    g.add_argument("--matrix", metavar="FILE", default=d(None), help="use another matrix.yaml")
-    g.add_argument("--json", action="store_true", default=d(False), help="print the JSON report")
-    g.add_argument("--junit", metavar="FILE", default=d(None), help="also write a JUnit XML report to FILE")
-    g.add_argument("-v", "--verbose", action="store_true", default=d(False), help="show detail, evidence and fixes")
-    g.add_argument("--color", choices=("auto", "always", "never"), default=d("auto"), help="colour (auto: TTY and no NO_COLOR)")
-    g.add_argument("--select", action="append", metavar="CODE", default=d([]), help="only these checks (code prefix or slug)")
-    g.add_argument("--ignore", action="append", metavar="CODE", default=d([]), help="skip these checks (code prefix or slug)")
-    g.add_argument("--strict", action="store_true", default=d(False), help="warnings also make the exit status 1")
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The parser. Only the command named in `argv` is imported and given its options; the others
+    appear in --help by name (so `envcheck --help` and `envcheck probe` import one command module)."""
     p = argparse.ArgumentParser(
         prog="envcheck",
         description="A doctor for Huawei Ascend NPU training machines: probe versions, judge them "
@@ -56,39 +43,62 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 nothing failed, 1 a check failed, 2 usage or input error.",
     )
     p.add_argument("--version", action="version", version=f"envcheck {__version__}")
-    add_common(p, top=True)
-    _check_options(p, top=True)
+    from envcheck.commands import check
+
+    check.add_arguments(p, top=True)
+    chosen = _command_in(p, argv)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_) in COMMANDS.items():
         sp = sub.add_parser(name, help=help_, description=help_)
-        add_common(sp, top=False)
         sp.set_defaults(_module=module)
-        _add_command_arguments(module, sp)
+        if name == chosen:
+            mod = importlib.import_module(module)
+            mod.add_arguments(sp)
     return p
 
 
-def _check_options(p: argparse.ArgumentParser, top: bool) -> None:
-    """Options of the default `check` command, also accepted on the bare `envcheck`."""
-    d = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
-    p.add_argument("--no-smoke", dest="smoke", action="store_const", const="none", default=d("quick"),
-                   help="skip the smoke tests")
-    p.add_argument("--full", dest="smoke", action="store_const", const="full", default=d("quick"),
-                   help="run the whole smoke suite (default: a quick subset)")
-    p.add_argument("--device", choices=("auto", "npu", "cuda", "cpu"), default=d("auto"),
-                   help="device for smoke tests (default: auto)")
-    p.add_argument("--timeout", type=float, metavar="SEC", default=d(None),
-                   help="per-test / per-probe timeout in seconds")
-    p.add_argument("--facts", metavar="FILE", default=d(None),
-                   help="judge a saved `envcheck probe --json` snapshot instead of this machine")
+def _command_in(p: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
+    """The command named in argv: the first word that is not an option or an option's value."""
+    takes_value = {s for a in p._actions if a.option_strings and a.nargs != 0 for s in a.option_strings}
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+            continue
+        if word == "--":
+            return None
+        if word.startswith("-"):
+            skip = word in takes_value  # `--root DIR`; `--root=DIR` carries its value
+            continue
+        return word if word in COMMANDS else None
+    return None
 
 
-def _add_command_arguments(module: str, sp: argparse.ArgumentParser) -> None:
-    mod = importlib.import_module(module)
-    if module == "envcheck.commands.check":
-        _check_options(sp, top=False)
-    adder = getattr(mod, "add_arguments", None)
-    if adder:
-        adder(sp)
+def _accepted(p: argparse.ArgumentParser) -> set[str]:
+    """Every option dest a (sub)parser accepts, nested sub-commands included."""
+    out: set[str] = set()
+    for a in p._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sp in a.choices.values():
+                out |= _accepted(sp)
+        elif a.option_strings:
+            out.add(a.dest)
+    return out
+
+
+def _reject_foreign_options(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """`envcheck --junit x.xml kb search hccl`: a top-level option the command does not take is an error."""
+    name = getattr(args, "command", None)
+    if not name or name == "check":
+        return
+    sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction)).choices[name]
+    accepted = _accepted(sub)
+    for a in p._actions:
+        if not a.option_strings or a.dest in ("help", "version") or a.dest in accepted:
+            continue
+        if getattr(args, a.dest, a.default) != a.default:
+            raise UsageError(f"{a.option_strings[-1]} does not apply to `envcheck {name}` "
+                             f"(see `envcheck {name} --help`)")
 
 
 def resolve_python(value: str) -> str:
@@ -107,20 +117,18 @@ def resolve_python(value: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help/--version exit 0, bad usage exits 2
         return int(exc.code or 0)
-    if getattr(args, "python", None):
-        args.python = resolve_python(args.python)
     module = getattr(args, "_module", "envcheck.commands.check")
-    if module != "envcheck.commands.check":
-        for key, default in (("smoke", "quick"), ("device", "auto"), ("timeout", None), ("facts", None)):
-            if not hasattr(args, key):
-                setattr(args, key, default)
-    mod = importlib.import_module(module)
     try:
+        _reject_foreign_options(parser, args)
+        if getattr(args, "python", None):
+            args.python = resolve_python(args.python)
+        mod = importlib.import_module(module)
         return int(mod.run(args))
     except EnvcheckError as exc:
         print(f"envcheck: error: {exc}", file=sys.stderr)

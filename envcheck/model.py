@@ -210,6 +210,10 @@ class Report:
     def worst(self) -> Status:
         return max((f.status for f in self.findings), key=lambda s: s.severity, default=Status.OK)
 
+    @property
+    def verdict(self) -> str:
+        return verdict(self.findings)
+
     def exit_code(self, strict: bool = False) -> int:
         """0 nothing failed, 1 a check failed (or errored, or warned under --strict)."""
         bad = {Status.FAIL, Status.ERROR} | ({Status.WARN} if strict else set())
@@ -220,7 +224,7 @@ class Report:
             "schema_version": SCHEMA_VERSION,
             "envcheck_version": self.envcheck_version,
             "command": self.command,
-            "verdict": _verdict(self.findings),
+            "verdict": self.verdict,
             "facts": self.facts.to_dict(),
             "findings": [f.to_dict() for f in self.findings],
             "summary": self.summary,
@@ -236,7 +240,7 @@ class Report:
         )
 
 
-def _verdict(findings: Iterable[Finding]) -> str:
+def verdict(findings: Iterable[Finding]) -> str:
     """ok / warn / fail: the worst finding, with error counted as fail."""
     worst = max((f.status.severity for f in findings), default=0)
     if worst >= Status.ERROR.severity:

@@ -70,7 +70,7 @@ def test_suggest_cann_8_0_rc1(cli):
 
 
 def test_suggest_filters_newest_first(cli):
-    sets, full = _sets(cli, "--torch", "2.1.0", "--python", "3.11")
+    sets, full = _sets(cli, "--torch", "2.1.0", "--python-version", "3.11")
     canns = [s["cann"] for s in full]
     assert canns[0] == "8.3.RC1" and "8.0.RC2" not in canns  # post6 has no cp311 wheel
     assert all(s["torch"] == "2.1.0" for s in full)

@@ -10,7 +10,7 @@ import pytest
 from envcheck import resources
 from envcheck.checks.registry import check, index, select
 from envcheck.model import Evidence, Facts, Finding, Report, Status
-from envcheck.render import RENDERERS, render
+from envcheck.render import FORMATS, render
 from envcheck.render.text import use_color
 
 
@@ -40,7 +40,7 @@ def test_every_status_has_a_mark_and_a_json_spelling():
         assert Status(s.value) is s
 
 
-@pytest.mark.parametrize("name", sorted(RENDERERS))
+@pytest.mark.parametrize("name", sorted(FORMATS))
 def test_every_renderer_renders_the_sample(name):
     out = render(sample_report(), name)
     assert "EC201" in out
@@ -121,7 +121,7 @@ def test_secrets_never_reach_any_renderer():
     r.facts.env["MY_API_TOKEN"] = "hunter2-plain"
     r.findings.append(_f("EC210", Status.FAIL, "Environment", evidence=(Evidence("env:X", secret),),
                          detail=f"url https://bob:pa55word@mirror.example/simple {secret}"))
-    for name in RENDERERS:
+    for name in FORMATS:
         out = render(r, name, verbose=True)
         assert secret not in out and "pa55word" not in out and "hunter2-plain" not in out, name
 

@@ -1,4 +1,8 @@
-"""Shared output plumbing for commands that produce a Report: text/JSON to stdout, JUnit to a file."""
+"""The one output path of every report command: pick the format, render (redacted once), write.
+
+--format text|json|junit|markdown picks what goes to stdout (or to -o FILE); --json is
+--format json; --junit FILE also writes JUnit XML to FILE. Exit code: the result's.
+"""
 from __future__ import annotations
 
 import argparse
@@ -7,21 +11,43 @@ import sys
 
 from envcheck.errors import UsageError
 from envcheck.model import Report
-from envcheck.render import render
+from envcheck.render import Result, render
 from envcheck.render.text import use_color
 
 
-def emit(report: Report, args: argparse.Namespace) -> int:
-    """Print the report as asked and return the exit code (0 ok, 1 a check failed)."""
-    if args.junit:
-        write_text(args.junit, render(report, "junit"))
-    if args.json:
-        sys.stdout.write(render(report, "json"))
+def chosen_format(args: argparse.Namespace) -> str:
+    fmt = getattr(args, "format", None)
+    if getattr(args, "json", False):
+        if fmt not in (None, "json"):
+            raise UsageError(f"--json and --format {fmt} contradict each other")
+        return "json"
+    return fmt or "text"
+
+
+def emit(result: Result, args: argparse.Namespace, before: str = "") -> int:
+    """Print (or write) `result` as asked and return the exit code (0 ok, 1 a problem was found).
+
+    before: text shown ahead of a text report on stdout (a table the report summarises)."""
+    fmt = chosen_format(args)
+    output = getattr(args, "output", None)
+    junit = getattr(args, "junit", None)
+    if junit:
+        write_text(junit, render(result, "junit"))
+    if fmt == "text":
+        stream = None if output else sys.stdout
+        text = before + render(result, "text", verbose=getattr(args, "verbose", False),
+                               color=bool(stream) and use_color(getattr(args, "color", "auto"), stream),
+                               stream=stream)
     else:
-        sys.stdout.write(render(report, "text", verbose=args.verbose,
-                                color=use_color(args.color, sys.stdout), stream=sys.stdout))
-    sys.stdout.flush()
-    return report.exit_code(strict=args.strict)
+        text = render(result, fmt, verbose=getattr(args, "verbose", False))
+    if output:
+        write_text(output, text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    if isinstance(result, Report):
+        return result.exit_code(strict=getattr(args, "strict", False))
+    return result.exit_code
 
 
 def write_text(path: str, text: str) -> None:

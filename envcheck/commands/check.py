@@ -6,6 +6,25 @@ import argparse
 from envcheck.model import Facts
 
 
+def add_arguments(p: argparse.ArgumentParser, top: bool = False) -> None:
+    """The default command's options; with top=True they are also the bare `envcheck`'s."""
+    from envcheck.commands import _options as opt
+
+    opt.target(p, top)
+    opt.matrix(p, top)
+    opt.report(p, top)
+    d = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
+    g = p.add_argument_group("checks")
+    g.add_argument("--no-smoke", dest="smoke", action="store_const", const="none", default=d("quick"),
+                   help="skip the smoke tests")
+    g.add_argument("--full", dest="smoke", action="store_const", const="full", default=d("quick"),
+                   help="run the whole smoke suite (default: a quick subset)")
+    g.add_argument("--device", choices=("auto", "npu", "cuda", "cpu"), default=d("auto"),
+                   help="device for smoke tests (default: auto)")
+    g.add_argument("--timeout", type=float, metavar="SEC", default=d(None),
+                   help="per-test / per-probe timeout in seconds")
+
+
 def collect_facts(args: argparse.Namespace) -> Facts:
     """Facts from a saved snapshot (--facts) or from this machine (--root, --python)."""
     from envcheck.probe.snapshot import gather

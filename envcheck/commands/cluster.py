@@ -21,6 +21,11 @@ SKIP_LINKS_RANK = "ENVCHECK_TEST_SKIP_LINKS_RANK"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from envcheck.commands import _options as opt
+
+    opt.target(p, python=False, facts=False)
+    opt.matrix(p)
+    opt.report(p)
     p.add_argument("--device", choices=("auto", "npu", "cuda", "cpu"), default="auto",
                    help="device / backend: npu→hccl, cuda→nccl, cpu→gloo (default: auto)")
     p.add_argument("--timeout", type=float, metavar="SEC", default=60.0,

@@ -4,13 +4,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from typing import Any
 
 from envcheck.errors import UsageError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from envcheck.commands import _options as opt
+
+    opt.matrix(p)
+    opt.report(p)
     p.add_argument("reports", nargs="+", metavar="REPORT.json",
                    help="`envcheck --json` reports, one per node (two or more)")
 
@@ -63,7 +66,5 @@ def run(args: argparse.Namespace) -> int:
     nodes = nodes_from(args.reports)
     report = Report(facts=Facts(), findings=[link(f) for f in drift.findings(nodes)],
                     envcheck_version=__version__, command="compare")
-    if not args.json:
-        print(drift.render_table(drift.table(nodes), [n.label for n in nodes]) + "\n")
-        sys.stdout.flush()
-    return emit(report, args)
+    table = drift.render_table(drift.table(nodes), [n.label for n in nodes]) + "\n\n"
+    return emit(report, args, before=table)

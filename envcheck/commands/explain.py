@@ -9,6 +9,9 @@ from envcheck.errors import UsageError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from envcheck.commands import _options as opt
+
+    opt.data(p)
     p.add_argument("code", help="check code or slug, e.g. EC201 or cann-env-not-loaded")
 
 

@@ -6,6 +6,13 @@ import json
 import sys
 
 
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from envcheck.commands import _options as opt
+
+    opt.data(p)
+    opt.selection(p)
+
+
 def run(args: argparse.Namespace) -> int:
     from envcheck.checks import all_checks
     from envcheck.checks.registry import select

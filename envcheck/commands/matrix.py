@@ -14,29 +14,39 @@ VERSION_FLAGS = (  # flag, dest, kind (ascend = CANN/HDK grammar, pep440 = torch
     ("--firmware", "firmware", "ascend", "firmware version, e.g. 7.5.0.2.220"),
     ("--torch", "torch", "pep440", "PyTorch version, e.g. 2.1.0"),
     ("--torch-npu", "torch_npu", "pep440", "torch_npu version, e.g. 2.1.0.post6"),
-    ("--python", "py_version", "pep440", "Python version, e.g. 3.10"),
+    ("--python-version", "py_version", "pep440", "Python version, e.g. 3.10"),
     ("--mindspore", "mindspore", "pep440", "MindSpore version, e.g. 2.3.1"),
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from envcheck.cli import add_common
+    from envcheck.commands import _options as opt
 
     sub = parser.add_subparsers(dest="matrix_command", metavar="ACTION")
     specs = {
         "check": ("judge a planned environment given as flags (same findings and exit codes as a real run)",
                   ("cann", "driver", "firmware", "torch", "torch_npu", "py_version", "mindspore")),
         "suggest": ("every compatible set honouring the flags, newest first; no flags: the smallest fix "
-                    "for this machine", ("cann", "torch", "torch_npu", "py_version")),
+                    "for this machine (or --python PATH / --facts FILE)", ("cann", "torch", "torch_npu", "py_version")),
         "show": ("print the matrix as a table (filter with the flags)", ("cann", "torch", "torch_npu")),
         "lint": ("validate a matrix file: schema, references, duplicates, contradictions, order", ()),
     }
     for name, (help_, dests) in specs.items():
-        sp = sub.add_parser(name, help=help_, description=help_, conflict_handler="resolve")
-        add_common(sp, top=False)
+        sp = sub.add_parser(name, help=help_, description=help_)
+        opt.matrix(sp)
+        if name == "check":
+            opt.report(sp)
+        elif name == "suggest":
+            opt.target(sp)
+            opt.data(sp)
+        elif name == "show":
+            opt.data(sp)
         for flag, dest, _, h in VERSION_FLAGS:
             if dest in dests:
-                sp.add_argument(flag, dest=dest, metavar="V", default=argparse.SUPPRESS, help=h)
+                flags = [flag]
+                if dest == "py_version" and name == "check":
+                    flags.append("--python")  # a planned environment has no interpreter path: --python is the version
+                sp.add_argument(*flags, dest=dest, metavar="V", default=argparse.SUPPRESS, help=h)
         if name in ("check", "suggest"):
             sp.add_argument("--chip", metavar="NAME", default=argparse.SUPPRESS,
                             help="NPU chip as npu-smi prints it, e.g. 910B4, Ascend910, 310P3")
@@ -110,14 +120,13 @@ def _check(args: argparse.Namespace, mx) -> int:
     v = _versions(args)
     kernels = _kernels(args)
     if not v and not kernels:
-        raise UsageError("matrix check: give at least one of --cann --driver --torch --torch-npu --python "
+        raise UsageError("matrix check: give at least one of --cann --driver --torch --torch-npu --python-version "
                          "--chip --mindspore --firmware")
     facts = hypothetical_facts(cann=v.get("cann"), driver=v.get("driver"), firmware=v.get("firmware"),
                                torch=v.get("torch"), torch_npu=v.get("torch_npu"), python=v.get("py_version"),
                                chip=v.get("chip"), mindspore=v.get("mindspore"), arch=v.get("arch"),
                                kernels=kernels)
-    ctx = Context(facts=facts, matrix_path=args.matrix)
-    ctx.loaded_matrix = mx
+    ctx = Context(facts=facts, matrix_path=args.matrix, loaded_matrix=mx)
     report = runner.run(select(CHECKS, args.select, args.ignore), ctx, command="matrix check")
     return emit(report, args)
 

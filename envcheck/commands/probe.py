@@ -7,6 +7,10 @@ import sys
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from envcheck.commands import _options as opt
+
+    opt.target(p)
+    opt.data(p, verbose=True)
     p.add_argument("--timeout", type=float, metavar="SEC", default=None,
                    help="timeout for npu-smi and the --python child (default 10 s)")
 

@@ -8,6 +8,11 @@ from envcheck.errors import UsageError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from envcheck.commands import _options as opt
+
+    opt.target(p)
+    opt.matrix(p)
+    opt.report(p)
     p.add_argument("file", metavar="FILE", nargs="?", default=None,
                    help="rank table JSON (default: $RANK_TABLE_FILE)")
     p.add_argument("--world-size", type=int, metavar="N", default=None,

@@ -10,6 +10,11 @@ from envcheck.errors import UsageError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from envcheck.commands import _options as opt
+
+    opt.target(p, root=False, facts=False)
+    opt.matrix(p)
+    opt.report(p)
     p.add_argument("suite", nargs="?", choices=("ops", "collective"), default="ops",
                    help="ops: operator suite + parity run (default); collective: N local ranks")
     p.add_argument("--device", choices=("auto", "npu", "cuda", "cpu"), default="auto",
@@ -75,13 +80,12 @@ def _progress(o: Any) -> None:
     print(f"  {o.case:<28} {o.status:<8} {o.seconds:6.2f} s{err}"[:160], file=sys.stderr, flush=True)
 
 
-def _print_table(report: Any) -> None:
-    """The sweep table after the report (-v shows it inside the EC413 finding instead)."""
+def _table(report: Any) -> str:
+    """The sweep table, shown ahead of the report it summarises (-v shows it inside EC413 instead)."""
     from envcheck.smoke.bandwidth import format_table
 
     rows = next((f.data.get("rows") for f in report.findings if f.code == "EC413" and f.data.get("rows")), None)
-    if rows:
-        sys.stdout.write("\n" + format_table(rows) + "\n")
+    return format_table(rows) + "\n\n" if rows else ""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -100,9 +104,8 @@ def run(args: argparse.Namespace) -> int:
             "progress": _progress if sys.stderr.isatty() else None}
     ctx = Context(facts=Facts(python={"executable": python}), matrix_path=args.matrix, options=opts)
     report = runner.run([torch_imports], ctx, command=f"smoke {args.suite}")
-    rc = emit(report, args)
-    if args.suite == "collective" and not (args.json or args.verbose):
-        _print_table(report)
+    table = _table(report) if args.suite == "collective" and not args.verbose else ""
+    rc = emit(report, args, before=table)
     if session_for(ctx).interrupted:
         print("envcheck: interrupted; the report above shows what finished", file=sys.stderr)
         return 130

@@ -9,7 +9,7 @@ from typing import Any
 
 from envcheck.checks import _compat as u
 from envcheck.matrix import CannRelease, Matrix, Pairing
-from envcheck.model import Status
+from envcheck.model import Status, verdict
 from envcheck.plan import hypothetical_facts, judge
 from envcheck.versions import PyRange, parse_ascend, parse_pep440, same_base
 
@@ -82,8 +82,7 @@ def rate(mx: Matrix, c: Candidate, want: dict[str, str]) -> None:
     facts = hypothetical_facts(cann=c.rel.version, driver=_concrete(c.hdk), torch=c.pairing.torch,
                                torch_npu=c.pairing.torch_npu, python=py, chip=want.get("chip"), arch=want.get("arch"))
     found = judge(facts, mx)
-    worst = max((f.status for f in found), key=lambda s: s.severity, default=Status.OK)
-    c.verdict = "fail" if worst.severity >= Status.ERROR.severity else "warn" if worst == Status.WARN else "ok"
+    c.verdict = verdict(found)
     c.notes = [f"{f.code} {f.title}" for f in found if f.status in (Status.WARN, Status.FAIL, Status.ERROR)]
 
 

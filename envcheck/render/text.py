@@ -5,8 +5,8 @@ import os
 import sys
 from typing import Any, Iterable, TextIO
 
+from envcheck.kb.diagnose import DiagnoseResult
 from envcheck.model import SECTIONS, Finding, Report, Status
-from envcheck.redact import redact_value
 
 MARKS = {Status.OK: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.SKIP: "-", Status.ERROR: "?"}
 ASCII_MARKS = {Status.OK: "+", Status.WARN: "!", Status.FAIL: "x", Status.SKIP: "-", Status.ERROR: "?"}
@@ -84,8 +84,52 @@ def render(report: Report, verbose: bool = False, color: bool = False, stream: T
     s = report.summary
     parts = [f"{s[k.value]} {k.value}" for k in (Status.OK, Status.WARN, Status.FAIL, Status.ERROR, Status.SKIP)
              if s[k.value]]
-    verdict = report.to_dict()["verdict"]
+    verdict = report.verdict
     out.append(f"envcheck {report.envcheck_version}: {', '.join(parts) or 'no findings'} — verdict {verdict}")
     if not verbose and any(f.status is not Status.OK for f in report.findings):
         out.append("Run with -v for details, evidence and fixes.")
-    return redact_value("\n".join(out)) + "\n"
+    return "\n".join(out) + "\n"
+
+
+def render_diagnose(result: DiagnoseResult, verbose: bool = False, color: bool = False, **_: Any) -> str:
+    """The diagnosis as text: the matching entries, best first, with their lines and the fix."""
+    d = result.to_dict()
+    def bold(s: str) -> str:
+        return f"\x1b[1m{s}\x1b[0m" if color else s
+
+    st = d["stats"]
+    where = (f"{st['files']} input{'s' if st['files'] != 1 else ''} "
+             f"({st['lines']:,} lines, {st['bytes'] / 1e6:.1f} MB, {st['seconds']:.2f} s)")
+    out = []
+    if d["matches"]:
+        n = len(d["matches"])
+        out.append(f"envcheck diagnose: {n} matching kb entr{'ies' if n != 1 else 'y'} in {where}")
+    else:
+        out.append(f"envcheck diagnose: no known pitfall found in {where}")
+    for i, m in enumerate(d["matches"], 1):
+        out.append("")
+        out.append(f"{i:2d}. {bold(m['id'])}  [{m['category']}]  {m['hits']} hit{'s' if m['hits'] != 1 else ''}")
+        if m["title"]:
+            out.append(f"    {m['title']}")
+        for h in m["lines"]:
+            out.append(f"    {h['file']}:{h['line']}: {h['text']}")
+        if m["more_hits"]:
+            out.append(f"    … {m['more_hits']} more hit{'s' if m['more_hits'] != 1 else ''}")
+        if verbose:
+            out.append(f"    specificity: {m['specificity']}")
+        fix = (m["fix"] or "").splitlines()
+        if fix:
+            out.append(f"    fix: {fix[0]}")
+            out.extend(f"         {line}" for line in fix[1:])
+        out.append(f"    more: {m['kb_show']}; site: {m['page']}")
+    if d["unknown_codes"]:
+        out.append("")
+        out.append("Error codes no kb entry knows yet (worth a kb entry):")
+        for c in d["unknown_codes"]:
+            first = c["first"] or {}
+            out.append(f"    {c['code']:<9} ×{c['count']:<5} {first.get('file')}:{first.get('line')}: {first.get('text')}")
+    if d["notes"]:
+        out.append("")
+        out.append("Notes:")
+        out.extend(f"    {n}" for n in d["notes"])
+    return "\n".join(out) + "\n"

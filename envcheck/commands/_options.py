@@ -1,0 +1,73 @@
+"""Option groups, offered only by the commands they apply to (no option that a command ignores).
+
+- target: which machine and interpreter (--root, --python, --facts)
+- matrix: --matrix FILE
+- report: one output path (--format, --output, --json/--junit aliases, -v, --color, --select,
+  --ignore, --strict)
+- data:   --json for commands that print data, not a report (probe, list, explain, kb, matrix show)
+
+`top=True` adds a group to the bare `envcheck` parser (the default `check` command); there the
+defaults are real values, on sub-commands they are SUPPRESS so `envcheck --json probe` and
+`envcheck probe --json` mean the same.
+"""
+from __future__ import annotations
+
+import argparse
+from typing import Any, Callable
+
+FORMATS = ("text", "json", "junit", "markdown")
+
+
+def _d(top: bool) -> Callable[[Any], Any]:
+    return (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
+
+
+def target(p: argparse.ArgumentParser, top: bool = False, root: bool = True, python: bool = True,
+           facts: bool = True) -> None:
+    d = _d(top)
+    g = p.add_argument_group("what to examine")
+    if root:
+        g.add_argument("--root", metavar="DIR", default=d("/"), help="read the filesystem side from DIR (a sysroot)")
+    if python:
+        g.add_argument("--python", metavar="PATH", default=d(None),
+                       help="judge another interpreter: its path, a bare name on PATH, or a venv / conda env directory")
+    if facts:
+        g.add_argument("--facts", metavar="FILE", default=d(None),
+                       help="judge a saved `envcheck probe --json` snapshot instead of this machine")
+
+
+def matrix(p: argparse.ArgumentParser, top: bool = False) -> None:
+    p.add_argument("--matrix", metavar="FILE", default=_d(top)(None), help="use another matrix.yaml")
+
+
+def report(p: argparse.ArgumentParser, top: bool = False, select: bool = True) -> None:
+    d = _d(top)
+    g = p.add_argument_group("output")
+    g.add_argument("--format", choices=FORMATS, default=d(None),
+                   help="text (default), json (envcheck/schemas/report.schema.json), junit or markdown "
+                        "(to paste into a GitHub/Gitee issue)")
+    g.add_argument("-o", "--output", metavar="FILE", default=d(None), help="write the report to FILE, not stdout")
+    g.add_argument("--json", action="store_true", default=d(False), help="same as --format json")
+    g.add_argument("--junit", metavar="FILE", default=d(None), help="also write a JUnit XML report to FILE")
+    g.add_argument("-v", "--verbose", action="store_true", default=d(False), help="show detail, evidence and fixes")
+    g.add_argument("--color", choices=("auto", "always", "never"), default=d("auto"),
+                   help="colour (auto: a TTY and no NO_COLOR)")
+    if select:
+        g.add_argument("--select", action="append", metavar="CODE", default=d([]),
+                       help="only these checks (code prefix or slug)")
+        g.add_argument("--ignore", action="append", metavar="CODE", default=d([]),
+                       help="skip these checks (code prefix or slug)")
+        g.add_argument("--strict", action="store_true", default=d(False), help="warnings also make the exit status 1")
+
+
+def data(p: argparse.ArgumentParser, top: bool = False, verbose: bool = False) -> None:
+    d = _d(top)
+    p.add_argument("--json", action="store_true", default=d(False), help="print JSON")
+    if verbose:
+        p.add_argument("-v", "--verbose", action="store_true", default=d(False), help="show more detail")
+
+
+def selection(p: argparse.ArgumentParser, top: bool = False) -> None:
+    d = _d(top)
+    p.add_argument("--select", action="append", metavar="CODE", default=d([]), help="only these checks (code prefix or slug)")
+    p.add_argument("--ignore", action="append", metavar="CODE", default=d([]), help="skip these checks (code prefix or slug)")

@@ -1,0 +1,84 @@
+"""Markdown renderer: a report to paste into a GitHub / Gitee issue.
+
+A summary table, the failures and warnings with their fixes, and the facts in a collapsed
+``<details>`` block. Secrets are already redacted by the output path (render.render).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from envcheck.kb.diagnose import DiagnoseResult
+from envcheck.model import Report, Status
+
+MARK = {Status.OK: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.ERROR: "❓", Status.SKIP: "➖"}
+
+
+def cell(text: str) -> str:
+    """Text safe inside a table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def fence(text: str, lang: str = "") -> str:
+    """A code block whose fence is longer than any backtick run inside it."""
+    ticks = "```"
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
+
+
+def render(report: Report, verbose: bool = False, **_: Any) -> str:
+    s = report.summary
+    counts = ", ".join(f"{s[k.value]} {k.value}" for k in Status if s[k.value])
+    out = [f"## envcheck report: verdict **{report.verdict}**", "",
+           f"envcheck {report.envcheck_version} · `{report.command}` · {counts or 'no findings'}", ""]
+    shown = [f for f in report.findings if f.status is not Status.SKIP or verbose]
+    if shown:
+        out += ["| | Code | Section | Finding |", "| --- | --- | --- | --- |"]
+        out += [f"| {MARK[f.status]} | {f.code} `{f.slug}` | {cell(f.section)} | {cell(f.title)} |" for f in shown]
+        out.append("")
+    skipped = s[Status.SKIP.value]
+    if skipped and not verbose:
+        out += [f"{skipped} check(s) skipped (not applicable here).", ""]
+    bad = [f for f in report.findings if f.status in (Status.FAIL, Status.ERROR, Status.WARN)]
+    if bad:
+        out += ["### Failures and warnings", ""]
+    for f in sorted(bad, key=lambda f: -f.status.severity):
+        out += [f"#### {MARK[f.status]} {f.code} {f.slug}: {f.title}", ""]
+        if f.detail:
+            out += [fence(f.detail), ""]
+        if f.evidence:
+            out += [f"- {e.source}: `{cell(e.text)}`" for e in f.evidence] + [""]
+        if f.fix:
+            out += [f"**Fix:** {f.fix}", ""]
+        if f.kb:
+            out += ["**kb:** " + ", ".join(f"`envcheck kb show {k}`" for k in f.kb), ""]
+    facts = json.dumps(report.facts.to_dict(), indent=2, ensure_ascii=False)
+    out += ["<details><summary>Facts (what envcheck read)</summary>", "", fence(facts, "json"), "", "</details>", ""]
+    return "\n".join(out)
+
+
+def render_diagnose(result: DiagnoseResult, **_: Any) -> str:
+    st = result.stats
+    out = ["## envcheck diagnose", "",
+           f"{len(result.matches)} matching kb entr{'y' if len(result.matches) == 1 else 'ies'} in "
+           f"{st.get('files', 0)} input(s), {st.get('lines', 0):,} lines", ""]
+    if result.matches:
+        out += ["| # | kb entry | Category | Hits |", "| --- | --- | --- | --- |"]
+        out += [f"| {i} | `{m.id}`: {cell(m.title)} | {m.category} | {m.hits} |"
+                for i, m in enumerate(result.matches, 1)]
+        out.append("")
+    for i, m in enumerate(result.matches, 1):
+        out += [f"### {i}. {m.title or m.id}", ""]
+        lines = "\n".join(f"{h.get('file')}:{h.get('line')}: {h.get('text')}" for h in m.lines)
+        if lines:
+            out += [fence(lines), ""]
+        if m.fix:
+            out += [f"**Fix:** {m.fix}", ""]
+        out += [f"More: `{m.kb_show}`" + (f" · {m.page}" if m.page else ""), ""]
+    if result.unknown_codes:
+        out += ["### Error codes no kb entry knows yet", ""]
+        out += [f"- `{c.code}` ×{c.count}" for c in result.unknown_codes] + [""]
+    if result.notes:
+        out += ["<details><summary>Notes</summary>", ""] + [f"- {n}" for n in result.notes] + ["", "</details>", ""]
+    return "\n".join(out)
