@@ -1,0 +1,374 @@
+"""The error-code dictionary (envcheck/kb/error_codes.yaml) and the code extractor (envcheck/kb/codes.py)."""
+from __future__ import annotations
+
+import io
+import re
+import time
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from envcheck.kb.codes import CODES_PATH, CodeBookError, extract_codes, iter_codes, load_codes, parse_codes, scan_line
+from envcheck.kb.entries import load_kb
+from envcheck.kb.taxonomy import CATEGORY_IDS
+
+BOOK = load_codes()
+KB = load_kb()
+
+
+# --- the dictionary ---------------------------------------------------------------------------------------------
+
+
+def test_every_family_and_code_has_a_source():
+    assert set(BOOK.families) == {"acl", "rt", "ge", "hccl", "torch_npu", "cann", "dcmi"}
+    for fam in BOOK.families.values():
+        assert fam.source.strip(), fam.id
+    for c in BOOK:
+        assert c.source.strip(), c
+        if not c.own_source:
+            assert c.source == BOOK.families[c.family].source
+
+
+def test_every_code_has_a_taxonomy_category_a_name_and_a_meaning():
+    bad = [(c.family, c.code, c.category) for c in BOOK if c.category not in CATEGORY_IDS]
+    assert not bad
+    for c in BOOK:
+        assert c.name.strip() and c.meaning.strip(), c
+        assert "\n" not in c.meaning, c.code
+
+
+def test_entries_exist_in_the_kb():
+    ids = {e.id for e in KB.entries}
+    missing = [(c.code, e) for c in BOOK for e in c.entries if e not in ids]
+    assert not missing
+
+
+def test_every_code_a_kb_entry_lists_is_in_the_dictionary_and_points_back():
+    assert not KB.errors
+    absent, no_backlink = [], []
+    for e in KB.entries:
+        for raw in e.error_codes:
+            c = BOOK.get(str(raw))
+            if c is None:
+                absent.append((e.id, raw))
+            elif e.id not in c.entries:
+                no_backlink.append((e.id, raw))
+    assert not absent, f"add these codes to envcheck/kb/error_codes.yaml: {absent}"
+    assert not no_backlink, f"list the entry under the code's 'entries': {no_backlink}"
+
+
+def test_codes_have_the_shape_of_their_family():
+    shapes = {
+        "acl": (r"[1-5]\d{5}", r"ACL_ERROR_[A-Z_]+"),
+        "rt": (r"[1-5]\d{5}", r"ACL_ERROR_[A-Z_]+"),
+        "ge": (r"[1-5]\d{5}", r"ACL_ERROR_GE_[A-Z_]+"),
+        "hccl": (r"\d{1,2}", r"HCCL_E_[A-Z_]+"),
+        "torch_npu": (r"ERR\d{5}", r"(PTA|OPS|DIST|GRAPH|PROF|UNKNOWN) [A-Z_]+ \(.+\)"),
+        "cann": (r"E[0-9A-Z]\d{4}", r"[A-Za-z0-9_/]+"),
+        "dcmi": (r"-8\d{3}", r"DCMI_ERR_CODE_[A-Z_]+"),
+    }
+    for c in BOOK:
+        code_re, name_re = shapes[c.family]
+        assert re.fullmatch(code_re, c.code), (c.family, c.code)
+        assert re.fullmatch(name_re, c.name), (c.family, c.code, c.name)
+
+
+@pytest.mark.parametrize(
+    ("code", "family", "name"),
+    [
+        ("507001", "rt", "ACL_ERROR_RT_TS_ERROR"),
+        ("107002", "rt", "ACL_ERROR_RT_CONTEXT_NULL"),
+        ("507033", "rt", "ACL_ERROR_RT_DEV_SETUP_ERROR"),
+        ("507899", "rt", "ACL_ERROR_RT_DRV_INTERNAL_ERROR"),
+        ("500001", "acl", "ACL_ERROR_FAILURE"),
+        ("148049", "acl", "ACL_ERROR_INVALID_OPP_PATH"),
+        ("545002", "ge", "ACL_ERROR_GE_EXEC_LOAD_MODEL_PARTITION_FAILED"),
+        ("ERR02200", "torch_npu", "DIST HCCL (call hccl api failed)"),
+        ("ERR99999", "torch_npu", "UNKNOWN EXCEPT (applicaiton exception)"),
+        ("EI0006", "cann", "Communication_Error_Get_Socket"),
+        ("-8020", "dcmi", "DCMI_ERR_CODE_RESOURCE_OCCUPIED"),
+    ],
+)
+def test_spot_checks_against_the_headers(code, family, name):
+    c = BOOK.get(code)
+    assert c is not None and (c.family, c.name) == (family, name)
+
+
+def test_lookup_is_case_insensitive_for_e_codes_and_accepts_names():
+    assert BOOK.get("ei0006") is BOOK.get("EI0006") is not None
+    assert BOOK.get(" EZ1001 ").code == "EZ1001"
+    assert BOOK.get("err02200").code == "ERR02200"
+    assert BOOK.get("acl_error_rt_ts_error").code == "507001"
+    assert BOOK.get("HCCL_E_TIMEOUT").code == "9"
+    assert BOOK.get("DCMI_ERR_CODE_INNER_ERR").code == "-8005"
+    assert "507035" in BOOK and "EI0015" in BOOK and "599999" not in BOOK
+
+
+def test_bare_small_numbers_are_hccl_only_when_asked():
+    assert BOOK.get("9") is None  # ambiguous on its own
+    assert BOOK.get("9", family="hccl").name == "HCCL_E_TIMEOUT"
+    assert BOOK.get("hccl:7").name == "HCCL_E_UNAVAIL"
+    assert [c.name for c in BOOK.candidates("9")] == ["HCCL_E_TIMEOUT"]
+    assert BOOK.candidates("599999") == ()
+
+
+def test_generic_marks_wrapper_codes_only():
+    assert BOOK.get("507011").generic and BOOK.get("EZ9999").generic and BOOK.get("ERR00100").generic
+    assert not BOOK.get("507015").generic and not BOOK.get("EI0006").generic
+
+
+def test_loader_rejects_broken_data_with_one_line_errors(tmp_path):
+    good = yaml.safe_load(CODES_PATH.read_text(encoding="utf-8"))
+    assert len(parse_codes(good)) == len(BOOK)
+    cases = {
+        "no families": {"schema": 1},
+        "family without source": {"families": {"hccl": {"title": "x", "codes": {}}}},
+        "unknown family": {"families": {"nccl": {"source": "s", "codes": {}}}},
+        "code without meaning": {"families": {"hccl": {"source": "s", "codes": {"9": {"name": "n", "category": "c"}}}}},
+        "entries not a list": {"families": {"hccl": {"source": "s", "codes": {
+            "9": {"name": "n", "meaning": "m", "category": "c", "entries": "hccl-timeout"}}}}},
+    }
+    for label, data in cases.items():
+        with pytest.raises(CodeBookError) as exc:
+            parse_codes(data)
+        assert "\n" not in str(exc.value), label
+    bad = tmp_path / "codes.yaml"
+    bad.write_text("families: [\n", encoding="utf-8")
+    with pytest.raises(CodeBookError, match="not valid YAML"):
+        load_codes(bad)
+    with pytest.raises(CodeBookError, match="cannot read"):
+        load_codes(tmp_path / "absent.yaml")
+
+
+# --- extraction: real lines -------------------------------------------------------------------------------------
+
+# (line, [(code, family, known)]). Lines are verbatim from shared/research/error-catalogue.md (row id given) or
+# shared/research/samples/torch-npu-import-errors.txt; a few are the issue-11 report's own examples.
+REAL_LINES = [
+    # issue 11
+    ("RuntimeError: copy_d2d:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:64 NPU function error: "
+     "AclrtSynchronizeStreamWithTimeout(copy_stream), error code is 507001", [("507001", "rt", True)]),
+    # DU-05
+    ("RuntimeError: Initialize:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:147 NPU function error: "
+     "c10_npu::SetDevice(device_id_), error code is 107001", [("107001", "rt", True)]),
+    ("EE1001: [PID: 2228607] 2025-08-06-16:15:27.377.593 The argument is invalid.Reason: Set device failed, invalid "
+     "device, set drv device=100, valid device range is [0, 8)", [("EE1001", "cann", True)]),
+    ("RuntimeError: Device 8 call rtSetDevice failed, ret[107001]. The details refer to 'Ascend Error Message'.",
+     [("107001", "rt", True)]),
+    ("        open device 100 failed, runtime result = 107001.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]",
+     [("107001", "rt", True)]),
+    # DU-06
+    ("[ERROR]  acl set device 0 failed, errorCode = 507033", [("507033", "rt", True)]),
+    # VM-01
+    ("aclrtSetStreamFailureMode failed, ret:207000", [("207000", "rt", True)]),
+    # DR-05, DR-06 (MindSpore)
+    ("[ERROR] RUNTIME(16243,msame):2022-09-22-11:27:01.794.510 [api_c.cc:661]16243 rtStreamSynchronize:[EXEC][DEFAULT]"
+     "ErrCode=507017, desc=[aicpu timeout], InnerCode=0x715002a", [("507017", "rt", True)]),
+    ("[EXCEPTION] GE(118114,ffff4effd1e0,python):2021-09-11-16:48:31.511.063 [mindspore/ccsrc/runtime/device/ascend/"
+     "ge_runtime/runtime_model.cc:233] Run] Call rt api rtStreamSynchronize failed, ret: 507011",
+     [("507011", "rt", True)]),
+    # DR-07
+    ("[ERROR] 2025-01-15-20:59:48 (PID:6038, Device:0, RankID:-1) ERR00100 PTA call acl api failed",
+     [("ERR00100", "torch_npu", True)]),
+    # HT-02
+    ("[W compiler_depend.ts:487] Warning: NPU warning, error code is 507048[Error]:", [("507048", "rt", True)]),
+    # OM-06
+    ("[EXCEPTION] DEVICE(170414,fffe397fa1e0,python):2021-09-13-15:29:07.465.388 [mindspore/ccsrc/runtime/device/"
+     "ascend/ascend_memory_manager.cc:62] MallocDeviceMemory] Malloc device memory failed, size[32212254720], "
+     "ret[207001], Device 6 may be other processes occupying this card, check as: ps -ef|grep python",
+     [("207001", "rt", True)]),
+    # HI-01: HCCL plog with ret[9]
+    ("[ERROR] HCCL(137309,all_reduce_test):2025-12-24-16:19:45.416.075 [hccl_socket_manager.cc:877] [137400][Wait]"
+     "[LinksEstablishCompleted] is failed. ret[9].", [("9", "hccl", True)]),
+    ("EI0006: Getting socket times out. Reason: 1. The remote does not initiate a connect request. some NPUs in the "
+     "cluster are abnormal.", [("EI0006", "cann", True)]),
+    # HI-08 format, HCCL function error
+    ("ProcessGroupHCCL.cpp:123 HCCL function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, "
+     "&(comm->hcclComm_)), error code is 11 ", [("11", "hccl", True)]),
+    ("[ERROR] 2024-08-18-22:15:47 (PID:23232, Device:0, RankID:0) ERR02002 DIST invalid type",
+     [("ERR02002", "torch_npu", True)]),
+    # HT-01
+    ("EI0002: [PID: 7277] 2024-11-28-11:59:30.645.648 The wait execution of the Notify register times out. Reason: "
+     "The Notify register has not received the Notify record from remote rank [unknown].",
+     [("EI0002", "cann", True)]),
+    # EN-06
+    ("RuntimeError: call aclnnArange failed, detail:EZ9999: Inner Error!", [("EZ9999", "cann", True)]),
+    # DR-13, DP-04 (MindSpore double-space form, module_name=)
+    ("[ERROR] RUNTIME(160186,python):2023-01-10-09:25:45.324.841 [error_message_manage.cc:49]163618 "
+     "FuncErrorReason:report error module_type=3, module_name=EE8888", [("EE8888", "cann", True)]),
+    ("EE9999  Task execute failed, base info: device_id=0, stream_id=2, task_id=3, flip_num=0, task_type=3."
+     "[FUNC:GetError][FILE:stream.cc][LINE:1044]", [("EE9999", "cann", True)]),
+    # OU-10, MindSpore docs E80000/EB0000
+    ("RuntimeError: ({'errCode': 'E80012', 'op_name': 'reduce_sum_d', 'param_name': 'x', 'min_value': 0, "
+     "'max_value': 8, 'real_value': 10}, 'In op, the num of dimensions of input/output[x] should be in the range of "
+     "[0, 8], but actually is [10].')", [("E80012", "cann", True)]),
+    ("TVMError: [EB0000] Check failed: need_nbits <= info->max_num_bits (4194304 vs. 2097152) : data_ub exceed bound "
+     "of memory: local.UB !", [("EB0000", "cann", True)]),
+    # VM-10
+    ("E30006: 2025-11-19-11:14:58.516.606 Failed to verify the OPP", [("E30006", "cann", True)]),
+    # samples/torch-npu-import-errors.txt
+    ("[ERROR] 2024-06-20-10:41:32 (PID:59450, Device:-1, RankID:-1) ERR00008 PTA resource not found",
+     [("ERR00008", "torch_npu", True)]),
+    ("dcmi module initialize failed. ret is -8005", [("-8005", "dcmi", True)]),
+    ("dcmi model initialized failed, because the device is used. ret is -8020", [("-8020", "dcmi", True)]),
+    ("EH9999: Inner Error!", [("EH9999", "cann", True)]),
+    ("        build op model failed, result = 500001[FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]",
+     [("500001", "acl", True)]),
+    # the remaining spellings the brief names
+    ("[ERROR] device 0 ERROR CODE:507899", [("507899", "rt", True)]),
+    ("aclrtMalloc failed, errno 507001", [("507001", "rt", True)]),
+    ("设备初始化失败，错误码：507033", [("507033", "rt", True)]),
+    ("设备初始化失败，错误码为507033", [("507033", "rt", True)]),
+    ("set device failed, error code: 507033", [("507033", "rt", True)]),
+    ("hcclCommInitRank failed, ret = 9 (hccl)", [("9", "hccl", True)]),
+    ("EZ1001: [PID: 12] 2025-06-01-10:00:00.000.000 aclnnCast: DT_BFLOAT16 is not supported",
+     [("EZ1001", "cann", True)]),
+    # several codes on one line, in order
+    ("EI0006: link setup failed; torch_npu: ERR02200 DIST call hccl api failed, error code is 507048",
+     [("EI0006", "cann", True), ("ERR02200", "torch_npu", True), ("507048", "rt", True)]),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), REAL_LINES, ids=[f"L{i}" for i in range(len(REAL_LINES))])
+def test_extracts_every_usual_spelling(line, expected):
+    hits = extract_codes(line)
+    assert [(h.code, h.family, h.known) for h in hits] == expected
+    for h in hits:
+        assert line[h.start:h.end] == h.code
+        assert h.line == 1
+        assert (h.info is not None) == h.known
+        if h.known:
+            assert h.info.code == h.code and h.info.family == h.family
+
+
+# --- extraction: things that are not codes ----------------------------------------------------------------------
+
+NOT_CODES = [
+    "2024-11-28-11:59:30.645.648 timestamp 2025-12-24-16:19:45.416.075",
+    "[ERROR] 2025-06-09-06:57:54 (PID:92380, Device:0, RankID:-1)",
+    "(PID: 2228607) pid=507001 tid:163618",
+    "MASTER_ADDR=10.0.0.1 MASTER_PORT=29500 HCCL_IF_BASE_PORT=60000",
+    "TopoExchangeAgent: connect server[127.10.0.1 : 60000] failed",
+    ("[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29500 "
+     "(errno: 98 - Address already in use)."),
+    "dump info: pc start: 0x1240c46650b8, vec error info: 0xd019ddc1a, para base: 0x1240c51b1dd0.",
+    "there is an aivec error exception, core id is 11, error code = 0x10, dump info",
+    "Failed to open device, retCode=0x7020014, deviceId=0.[FUNC:InitRawDriver][FILE:raw_device.cc][LINE:126]",
+    "[ERROR] RUNTIME(3002)model execute error, retCode=0x91, [the model stream execute failed]",
+    "CANN 8.0.RC2, toolkit 8.2.RC1, torch_npu 2.1.0.post6, driver 24.1.rc2.2, firmware 7.7.0.1.231",
+    "/usr/local/Ascend/ascend-toolkit/7.0.RC1/opp/built-in/op_impl/host_cpu/libops_host_cpu.so",
+    "rank0]:[W107 21:14:04.201960667 VariableFallbackKernel.cpp:250] Warning: CAUTION",
+    "Aicore kernel execute failed, device_id=4, stream_id=450, report_stream_id=2, task_id=442, flip_num=0",
+    "fault kernel_name=RealDiv_ee98c6628030785f610b924ab1557b31_high_precision_210000000, program id=9",
+    "ReportStatusFailProc:Device status failure, ret=118554641,start exception CallBack.",
+    "LoadLib: ErrorNo: 1343225860(Internal errors) [INIT][DEFAULT][Invoke][DlOpen] failed.",
+    "error msg: davinci_model : load task fail, return ret: 1343225860",
+    "[driver interface] halMemAlloc failed: device_id=6, size=32212254720, type=2, env_type=3, drvRetCode=6!",
+    "ra hdc message process failed ret(-12) phy_id(0) [HCCP]",
+    "[HCCL] init ok, ret[0]",  # 0 is success
+    "python train.py: step 150000, result: 150000, return 100000, ret 9",
+    "    return 507001  # a line of Python source",
+    "some_function ret = 9 no collective library on this line",
+    "scientific 1.5E10001 and 0xE10001 and ABE10001 and E100012 and EI00061",
+    "{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 1e-05, 'epoch': 0.01}",
+    "EQ1234 appears in prose without a code context",
+    "ERR0220 (four digits) and XERR02200 are not torch_npu codes",
+]
+
+
+@pytest.mark.parametrize("line", NOT_CODES, ids=[f"N{i}" for i in range(len(NOT_CODES))])
+def test_no_false_positives(line):
+    assert extract_codes(line) == []
+
+
+# --- unknown codes, line numbers, streaming -------------------------------------------------------------------
+
+
+def test_unknown_codes_are_reported_as_unknown():
+    text = "\n".join([
+        "NPU function error: aclFoo, error code is 599999",
+        "EQ1234: [PID: 1] something new",
+        "[ERROR] 2025-01-01-00:00:00 (PID:1, Device:0, RankID:0) ERR05001 NEW invalid parameter",
+        "[ERROR] HCCL(1,x):2025-01-01-00:00:00.000.000 [a.cc:1] failed. ret[27].",
+        "dcmi module initialize failed. ret is -8099",
+    ])
+    hits = extract_codes(text)
+    assert [(h.code, h.family, h.known, h.line) for h in hits] == [
+        ("599999", "acl", False, 1),
+        ("EQ1234", "cann", False, 2),
+        ("ERR05001", "torch_npu", False, 3),
+        ("27", "hccl", False, 4),
+        ("-8099", "dcmi", False, 5),
+    ]
+    assert all(h.info is None for h in hits)
+
+
+def test_weak_keywords_report_only_known_codes():
+    assert [h.code for h in extract_codes("runtime result = 107001")] == ["107001"]
+    assert extract_codes("runtime result = 599999") == []
+
+
+def test_line_numbers_and_streaming_agree():
+    text = "ok\nEI0006: timeout\nnothing 123\nerror code is 507033\r\n\nERR02200 DIST call hccl api failed\n"
+    expected = [("EI0006", 2), ("507033", 4), ("ERR02200", 6)]
+    assert [(h.code, h.line) for h in extract_codes(text)] == expected
+    assert [(h.code, h.line) for h in iter_codes(io.StringIO(text))] == expected
+    assert [(h.code, h.line) for h in iter_codes(text.splitlines(), start=10)] == [(c, n + 9) for c, n in expected]
+    assert scan_line("ret[9]", 7) == []  # no HCCL context on the line
+    assert [(h.code, h.line) for h in scan_line("HCCL ret[9]", 7)] == [("9", 7)]
+
+
+def test_a_file_of_many_lines_is_scanned_one_line_at_a_time(tmp_path):
+    p = tmp_path / "big.log"
+    block = "INFO step 10 loss 2.5\n" * 200 + "EI0006: Getting socket times out.\n"
+    p.write_text(block * 50, encoding="utf-8")
+    with p.open(encoding="utf-8") as fh:
+        hits = list(iter_codes(fh))
+    assert len(hits) == 50 and {h.code for h in hits} == {"EI0006"}
+    assert hits[0].line == 201 and hits[1].line == 402
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="0123456789 .:-_[]()=/,+\t", max_size=300))
+def test_text_without_letters_never_yields_codes(text):
+    assert extract_codes(text) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["error code is ", "ret[", "errorCode = ", "ErrCode=", "错误码：", "ret: "]),
+       st.integers(min_value=100000, max_value=599999))
+def test_any_six_digit_code_after_a_strong_keyword_is_found(prefix, n):
+    hits = extract_codes(f"call failed, {prefix}{n}]")
+    assert [h.code for h in hits] == [str(n)]
+    assert hits[0].known == (BOOK.get(str(n)) is not None)
+
+
+# --- linear time --------------------------------------------------------------------------------------------------
+
+ADVERSARIAL = [
+    "error code " * 20000,
+    "ret[" * 40000,
+    "error code" + " " * 100000 + "x",
+    "E1" * 60000,
+    "ERR0" * 40000,
+    "错误码" * 40000,
+    "EI000" * 30000,
+    "ret is -" * 20000,
+    "9" * 150000,
+    "hccl ret = 1 " * 12000,
+]
+
+
+@pytest.mark.parametrize("line", ADVERSARIAL, ids=[f"A{i}" for i in range(len(ADVERSARIAL))])
+def test_adversarial_lines_stay_linear(line):
+    small = line[: len(line) // 4]
+    t0 = time.perf_counter()
+    scan_line(small)
+    t_small = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    scan_line(line)
+    t_big = time.perf_counter() - t0
+    assert t_big < 2.0
+    assert t_big < 12 * t_small + 0.05  # 4x the input, roughly 4x the time (slack for a busy machine)
