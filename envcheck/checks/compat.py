@@ -298,7 +298,8 @@ def _python_vs_build(chk: Check, mx, facts, py: str, npu: str) -> Finding:
         if newer:
             return _newer(chk, mx, f"torch_npu {npu}", f"no wheel list or table Python column for it, so Python "
                           f"{pyminor} cannot be confirmed", evid, data)
-        return chk.warn(f"cannot confirm Python {pyminor}: no Python data for torch_npu {npu}", evidence=evid, data=data)
+        return chk.warn(f"cannot confirm Python {pyminor}: no Python data for torch_npu {npu}", evidence=evid,
+                        data=data)
     if wheel_ok is None or table_ok is None:
         ok = wheel_ok if table_ok is None else table_ok
         basis = "its PyPI wheels" if table_ok is None else "the table (no PyPI wheels for this build)"

@@ -115,7 +115,8 @@ def suggest(args: argparse.Namespace, mx: Matrix, want: dict[str, str]) -> int:
     for c in cands:
         rate(mx, c, want)
     if args.json:
-        doc = {"command": "matrix suggest", "matrix": {"path": mx.path, "dated": mx.dated, "as_of": mx.as_of}, "filters": want,
+        doc = {"command": "matrix suggest", "matrix": {"path": mx.path, "dated": mx.dated, "as_of": mx.as_of},
+               "filters": want,
                "sets": [c.to_dict(mx, want.get("arch"), want.get("chip")) for c in cands]}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:

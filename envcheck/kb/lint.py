@@ -243,9 +243,10 @@ def _gates(meta: dict, lines: _Lines, add: Callable[[int, str], None]) -> None:
     from envcheck.kb.gate import GateError, gate_versions
 
     blocks: list[tuple[tuple, Any]] = [(("applies_to",), meta.get("applies_to"))]
-    gates = meta.get("gates")
+    gates: Any = meta.get("gates")
     if isinstance(gates, list):
-        blocks += [(("gates", i, "applies_to"), g.get("applies_to")) for i, g in enumerate(gates) if isinstance(g, dict)]
+        blocks += [(("gates", i, "applies_to"), g.get("applies_to"))
+                   for i, g in enumerate(gates) if isinstance(g, dict)]
     for path, block in blocks:
         if not isinstance(block, dict):
             continue

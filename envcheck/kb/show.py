@@ -62,7 +62,8 @@ def render(e: Entry, color: bool = False, versions: Mapping[str, str | None] | N
     for g in gates(e, versions):
         mark = {True: "applies", False: "does not apply", None: ""}[g["applies"]] if versions else ""
         line = f"{st('gate:', '2')} {g['what']}: {g['text'] if versions else g['needs']}"
-        out.append(line + (f"  [{mark}]" if mark and mark not in line else "") + (f" ({g['note']})" if g["note"] else ""))
+        note = f" ({g['note']})" if g["note"] else ""
+        out.append(line + (f"  [{mark}]" if mark and mark not in line else "") + note)
     if e.symptoms:
         out += ["", st("Symptoms", "1")] + [f"  - {s}" for s in e.symptoms]
     for name in REQUIRED_SECTIONS:
