@@ -32,20 +32,20 @@ CASES = [
     ("pta-window-8.3", dict(cann="8.3.RC1", torch="2.4.0", torch_npu="2.4.0.post2"), {"EC102": "warn"}, "stated compatible"),
     ("outside-window", dict(cann="8.0.RC1", torch="2.1.0", torch_npu="2.1.0.post10"), {"EC102": "fail"}, "8.0.0"),
     ("old-npu-new-cann", dict(cann="9.0.0", torch="2.1.0", torch_npu="2.1.0.post17"), {"EC102": "fail"}, "8.3.RC1"),
-    ("9.0-build-on-8.5", dict(cann="8.5.0", torch="2.9.0", torch_npu="2.9.0.post2"), {"EC102": "fail"}, "9.0.0"),
-    ("untabled-post-on-pypi", dict(cann="9.1.0", torch="2.7.1", torch_npu="2.7.1.post10"), {"EC102": "warn"}, "no table"),
-    ("untabled-line-wrong-cann", dict(cann="8.0.RC1", torch="2.7.1", torch_npu="2.7.1.post10"), {"EC102": "fail"}, "PyTorch 2.7"),
-    ("future-torch-npu", dict(cann="9.1.0", torch="2.14.0", torch_npu="2.14.0"), {"EC102": "warn"}, "not in the matrix"),
-    ("future-cann", dict(cann="9.3.0", torch="2.12.0", torch_npu="2.12.0"), {"EC102": "warn"}, "not in the matrix, dated"[:17]),
+    ("9.0-build-on-8.5", dict(cann="8.5.0", torch="2.9.0", torch_npu="2.9.0.post2"), {"EC102": "warn"}, "per the window"),  # W1 (field update 2026-11)
+    ("untabled-post-on-pypi", dict(cann="9.1.0", torch="2.7.1", torch_npu="2.7.1.post10"), {"EC102": "warn"}, "per the window"),  # W2
+    ("untabled-line-wrong-cann", dict(cann="8.0.RC1", torch="2.7.1", torch_npu="2.7.1.post10"), {"EC102": "fail"}, "9.1.1"),  # W2
+    ("future-torch-npu", dict(cann="9.1.0", torch="2.14.0", torch_npu="2.14.0"), {"EC102": "warn"}, "newer than the matrix"),  # W7
+    ("future-cann", dict(cann="9.3.0", torch="2.12.0", torch_npu="2.12.0"), {"EC102": "warn"}, "newer than the matrix"),
     ("disputed-d1", dict(cann="8.0.RC1", torch="2.1.0", torch_npu="2.1.0.post4"), {"EC102": "warn"}, "d1"),
-    ("disputed-d2", dict(cann="9.0.0", torch="2.10.0", torch_npu="2.10.0"), {"EC102": "warn"}, "d2"),
+    ("resolved-d2", dict(cann="9.0.0", torch="2.10.0", torch_npu="2.10.0"), {"EC102": "ok"}, "9.0.0"),  # W4
     ("superseded-d3", dict(cann="9.1.0", torch="2.9.0", torch_npu="2.9.0.post3"), {"EC102": "warn"}, "d3"),
     ("deployer-only-d5", dict(cann="8.2.RC1", torch="2.4.0", torch_npu="2.4.0.post3"), {"EC102": "warn"}, "d5"),
     ("cann-without-builds", dict(cann="8.5.2", torch="2.9.0", torch_npu="2.9.0"), {"EC102": "warn"}, "no torch_npu build"),
     # Python (EC103)
     ("py311-post6", dict(cann="8.0.RC2", torch="2.1.0", torch_npu="2.1.0.post6", python="3.11.9"), {"EC103": "fail"}, "3.11"),
     ("py312-8.0.RC1", dict(cann="8.0.RC1", torch="2.2.0", torch_npu="2.2.0", python="3.12.3"), {"EC103": "fail"}, "3.12"),
-    ("py314-tabled-no-wheel", dict(cann="9.1.0", torch="2.12.0", torch_npu="2.12.0", python="3.14.0"), {"EC103": "warn"}, "no cp314 wheel"),
+    ("py314-tabled-no-wheel", dict(cann="9.1.0", torch="2.12.0", torch_npu="2.12.0", python="3.14.0"), {"EC103": "fail"}, "3.14"),  # W5
     ("py312-wheel-not-tabled", dict(cann="8.5.0", torch="2.6.0", torch_npu="2.6.0.post5", python="3.12.1"), {"EC103": "warn"}, "no table"),
     ("py39-too-old", dict(cann="9.1.0", torch="2.10.0", torch_npu="2.10.0.post4", python="3.9.18"), {"EC103": "fail"}, "3.9"),
     ("py374-below-floor", dict(cann="7.0.RC1", torch="1.11.0", torch_npu="1.11.0.post4", python="3.7.4"), {"EC103": "fail"}, "3.7"),
@@ -64,13 +64,13 @@ CASES = [
     ("driver-compatible-mindie", dict(cann="8.2.RC1", driver="24.1.rc3"), {"EC104": "warn"}, "compatible"),
     ("driver-compatible-grid", dict(cann="9.0.0", driver="25.3.rc1"), {"EC104": "warn"}, "compatible"),
     ("driver-msdk-d13", dict(cann="8.0.0", driver="25.2.0"), {"EC104": "warn"}, "compatible"),
-    ("driver-newer-than-matrix", dict(cann="8.1.RC1", driver="27.0.0"), {"EC104": "warn"}, "not in the matrix"),
+    ("driver-newer-than-matrix", dict(cann="8.1.RC1", driver="27.0.0"), {"EC104": "warn"}, "newer than the matrix"),
     ("driver-thin-sources-d9", dict(cann="7.0.0", driver="23.0.rc3"), {"EC104": "warn"}, "too thin"),
     ("a5-driver-numbering", dict(cann="9.1.0", driver="1.0.rc1", chip="Ascend950DT"), {"EC104": "warn"}, "too thin"),
     ("firmware-too-old", dict(cann="8.0.0", driver="24.1.0", firmware="7.3.0.1.231"), {"EC104": "warn"}, "7.5.0.2.220"),
     # chip (EC105)
     ("a3-on-8.0.RC1", dict(cann="8.0.RC1", chip="Ascend910"), {"EC105": "fail"}, "8.0.RC3"),
-    ("a2-on-6.3.RC1", dict(cann="6.3.RC1", chip="910B4"), {"EC105": "fail"}, "6.3.RC2"),
+    ("a2-on-6.3.RC1", dict(cann="6.3.RC1", chip="910B4"), {"EC105": "ok"}, "910B"),  # W12: "since 6.3.RC2" unverified
     ("950-on-8.5", dict(cann="8.5.0", chip="Ascend950DT"), {"EC105": "fail"}, "9.0.0"),
     ("a3-soc-on-8.0.RC2", dict(cann="8.0.RC2", chip="Ascend910_9392"), {"EC105": "fail"}, "8.0.RC3"),
     ("unknown-chip", dict(cann="8.0.RC1", chip="Ascend999X"), {"EC105": "warn"}, "Ascend999X"),
@@ -90,7 +90,7 @@ CASES = [
     ("mindspore-unpaired", dict(cann="8.5.0", mindspore="2.8.0"), {"EC107": "warn"}, "no source pairs"),
     ("mindspore-d12", dict(cann="8.0.RC2", mindspore="2.3.0"), {"EC107": "warn"}, "d12"),
     ("mindspore-d6", dict(cann="8.2.RC1", mindspore="2.6.0"), {"EC107": "warn"}, "d6"),
-    ("mindspore-on-310p", dict(cann="8.5.0", mindspore="2.7.2", chip="310P3"), {"EC107": "warn"}, "310P"),
+    ("mindspore-on-310p", dict(cann="8.5.0", mindspore="2.7.2", chip="310P3"), {"EC107": "ok"}, "2.7.2"),  # W12
 ]
 
 

@@ -130,3 +130,42 @@ def matrix_or_error(chk: Check, ctx: Context) -> tuple[Matrix | None, Finding | 
         return None, chk.error(f"cannot judge: {exc}", fix=f"envcheck matrix lint --matrix {exc.path}")
     except EnvcheckError as exc:  # an unreadable file
         return None, chk.error(f"cannot judge: {exc}")
+
+
+def kernels_file(mx: "Matrix", cann: str, family: str | None, token: str | None, arch_: str | None) -> str:
+    """The kernels / ops package file name for a CANN release (``packages`` templates; ``name@family`` wins).
+
+    W9: A3 up to CANN 8.3 is ``Atlas-A3-cann-kernels_<ver>_linux-<arch>.run``; from 8.5.0 the ops package."""
+    rule = mx.kernel_rule(parse_ascend(cann))
+    name = rule.package if rule else "kernels"
+    pattern = mx.packages.get(f"{name}@{family}", "") if family else ""
+    pattern = pattern or mx.packages.get(name, "")
+    return _fill(pattern, chip=token or "<chip>", version=cann, arch=arch_ or "<arch>")
+
+
+def hdk_packages(mx: "Matrix", hdk: str, token: str | None, arch_: str | None, family: str | None = None) -> list[str]:
+    """The HDK packages in words and file names: firmware in words (its file carries the firmware version,
+    which the matrix does not know: W8), the driver file only for a concrete HDK release (W10: linux-x86-64)."""
+    chip = token or "<chip>"
+    concrete = bool(hdk) and ".." not in hdk and not hdk.upper().endswith(".X")
+    words = mx.packages.get("firmware_words", "")
+    out = [_fill(words, chip=chip, hdk=hdk)] if words else []
+    drv = (mx.packages.get(f"driver@{family}", "") if family else "") or mx.packages.get("driver", "")
+    if drv and concrete:
+        hdk_arch = (arch_ or "<arch>").replace("_", "-")
+        out.append(_fill(drv, chip=chip, hdk=hdk.lower(), arch=arch_ or "<arch>", hdk_arch=hdk_arch))
+    elif drv:
+        out.append(f"the npu-driver package of an Ascend HDK {hdk} release for {chip}")
+    return out
+
+
+def install_order(mx: "Matrix") -> str:
+    """W11: first install driver then firmware; upgrade firmware then driver (CANN install guide instg_0005)."""
+    return mx.packages.get("install_order", "") or \
+        "first install: driver, then firmware; upgrade: firmware, then driver; then reboot"
+
+
+def _fill(pattern: str, **values: str) -> str:
+    for k, v in values.items():
+        pattern = pattern.replace("{" + k + "}", v)
+    return pattern

@@ -113,7 +113,10 @@ def _judge_npu_cann(chk: Check, mx, facts, cv, npu: str) -> Finding:
     if rel is None:
         near = mx.neighbours(cv)
         hint = "; ".join(f"CANN {r.version}: " + ", ".join(p.torch_npu for p in r.pairings) for r in near)
-        what = u.not_in_matrix(mx, f"CANN {cv}") if cv > mx.newest_cann() else f"CANN {cv} is not in the matrix"
+        if cv > mx.newest_cann():
+            return _newer(chk, mx, f"CANN {cv}", f"no torch_npu pairing, HDK or Python statement for CANN {cv}; "
+                          f"nearest tabled releases: {hint}", seen, data)
+        what = f"CANN {cv} is not in the matrix"
         return chk.warn(f"{what}: cannot confirm torch_npu {npu}", detail=f"nearest tabled releases: {hint}",
                         evidence=seen, data=data, fix="envcheck matrix suggest --cann <a tabled release>")
     row = f"CANN {rel.version}"
@@ -142,10 +145,12 @@ def _judge_npu_cann(chk: Check, mx, facts, cv, npu: str) -> Finding:
         evid = seen + u.cite(mx, srcs, others[0].line,
                              f"torch_npu {npu} -> CANN {', '.join(homes)}")
         if win:
-            return chk.warn(f"torch_npu {npu} is the CANN {', '.join(homes)} build; stated compatible with CANN "
-                            f"{rel.version}, but not its paired build",
-                            detail=f"PTA compatibility window: PTA {', '.join(win.pta)} with CANN {', '.join(win.cann)}",
-                            evidence=u.uniq(evid + u.cite(mx, win.sources)), data=data,
+            return chk.warn(f"torch_npu {npu} is the CANN {', '.join(homes)} build: stated compatible with CANN "
+                            f"{rel.version} per the window, not the paired build ({_target(rel, npu)})",
+                            detail=f"compatible per the window, not the paired build. PTA compatibility window: "
+                                   f"{win.describe()}",
+                            evidence=u.uniq(evid + u.cite(mx, win.sources)),
+                            data={**data, "window": win.describe(), "build_target": _target(rel, npu)},
                             fix=_fix_for_release(mx, rel, npu, arch))
         return chk.fail(f"torch_npu {npu} is the build for CANN {', '.join(homes)}, not for CANN {rel.version}",
                         detail="Within one PyTorch line the post number identifies the CANN release (compat-facts b3); "
@@ -172,12 +177,17 @@ def _untabled(chk: Check, mx, rel, npu: str, seen, data, arch) -> Finding:
         names = ", ".join(r.version for r in homes)
         if win:
             return chk.warn(f"torch_npu {npu} is in no table ({pypi}); PyTorch {'.'.join(map(str, line))} builds "
-                            f"belong to CANN {names}, stated compatible with CANN {rel.version}",
+                            f"belong to CANN {names}, stated compatible with CANN {rel.version} per the window, "
+                            f"not the paired build ({_target(rel, npu)})",
                             evidence=seen + u.cite(mx, win.sources), data=data, fix=_fix_for_release(mx, rel, npu, arch))
         return chk.fail(f"torch_npu {npu}: PyTorch {'.'.join(map(str, line))} has no torch_npu build for CANN "
                         f"{rel.version} (the tables pair it with CANN {names})",
                         evidence=seen + u.cite(mx, [s for r in homes for s in r.sources]), data=data,
                         fix=_fix_for_release(mx, rel, npu, arch))
+    if line > mx.newest_line():
+        return _newer(chk, mx, f"torch_npu {npu}", f"no table pairs PyTorch {'.'.join(map(str, line))} builds with a "
+                      f"CANN release ({pypi}); the newest tabled line is "
+                      f"{'.'.join(map(str, mx.newest_line()))}", seen + u.cite(mx, ["PYPI-NPU"]), data)
     return chk.warn(u.not_in_matrix(mx, f"torch_npu {npu}") + f" ({pypi})", evidence=seen + u.cite(mx, ["PYPI-NPU"]),
                     data=data, fix=_fix_for_release(mx, rel, npu, arch))
 
@@ -190,10 +200,28 @@ def _same(a: str, b: str) -> bool:
 def _window(mx, homes, rel):
     """A PTA window containing one of `homes`' PTA releases and `rel`, else None."""
     for w in mx.pta_windows:
-        if rel.parsed in [mx.release(c).parsed if mx.release(c) else None for c in w.cann] and \
-                any(h is not None and h.pta in w.pta for h in homes):
+        if w.has_cann(rel.version) and any(h is not None and w.has_pta(h.pta) for h in homes):
             return w
     return None
+
+
+def _target(rel, npu: str) -> str:
+    """'CANN R's build target for PyTorch L: torch_npu X' (or its builds when the line has none)."""
+    line = u.line_of(npu)
+    same = [p.torch_npu for p in rel.pairings if u.line_of(p.torch) == line]
+    if same:
+        return f"CANN {rel.version}'s build target for PyTorch {'.'.join(map(str, line))} is torch_npu {same[0]}"
+    return f"CANN {rel.version}'s build targets are torch_npu {', '.join(p.torch_npu for p in rel.pairings)}"
+
+
+def _newer(chk: Check, mx, what: str, missing: str, seen, data, fix: str = "") -> Finding:
+    """A version newer than the matrix: its own finding, linked to kb version-newer-than-matrix."""
+    return chk.warn(f"{what} is newer than the matrix (as of {mx.as_of})",
+                    detail=f"The matrix has no facts for it yet: {missing}. This is not a mismatch and no "
+                           "downgrade is implied; check the vendor's newest compatibility table, or use a newer "
+                           "envcheck / a site matrix (--matrix).",
+                    evidence=seen, data={**data, "newer_than_matrix": True, "as_of": mx.as_of},
+                    fix=fix, kb=("version-newer-than-matrix",))
 
 
 def _fix_for_release(mx, rel, npu: str, arch, exclude_disputed: bool = False, other_cann=()) -> str:
@@ -262,8 +290,11 @@ def _python_vs_build(chk: Check, mx, facts, py: str, npu: str) -> Finding:
     fix = _python_fix(mx, facts, py, npu, tabled, wheels)
     if wheel_ok is None and table_ok is None:
         newer = u.pep(npu)[0] > mx.newest_torch_npu()
-        what = u.not_in_matrix(mx, f"torch_npu {npu}") if newer else f"no Python data for torch_npu {npu}"
-        return chk.warn(f"cannot confirm Python {pyminor}: {what}", evidence=evid, data=data)
+        if newer:
+            return _newer(chk, mx, f"torch_npu {npu}", f"no wheel list or table Python column for it, so Python "
+                          f"{pyminor} cannot be confirmed", evid, data)
+        return chk.warn(f"cannot confirm Python {pyminor}: no Python data for torch_npu {npu}", evidence=evid,
+                        data=data)
     if wheel_ok is None or table_ok is None:
         ok = wheel_ok if table_ok is None else table_ok
         basis = "its PyPI wheels" if table_ok is None else "the table (no PyPI wheels for this build)"

@@ -54,8 +54,11 @@ def _judge_hdk(chk: Check, mx, facts, cv, dv) -> Finding:
     data = {"rule": "HDK stated for the CANN release", "cann": str(cv), "driver": str(dv)}
     rel = mx.release(cv)
     if rel is None:
-        what = u.not_in_matrix(mx, f"CANN {cv}") if cv > mx.newest_cann() else f"CANN {cv} is not in the matrix"
-        return chk.warn(f"{what}: cannot confirm driver {dv}", evidence=seen, data=data)
+        if cv > mx.newest_cann():
+            return chk.warn(f"CANN {cv} is newer than the matrix (as of {mx.as_of}): cannot confirm driver {dv}",
+                            evidence=seen, data={**data, "newer_than_matrix": True, "as_of": mx.as_of},
+                            kb=("version-newer-than-matrix",))
+        return chk.warn(f"CANN {cv} is not in the matrix: cannot confirm driver {dv}", evidence=seen, data=data)
     fam = mx.chip_family(facts.chip) if facts.chip else None
     rule = rel.hdk
     fam_rule = rule.by_family.get(fam.family) if (rule and fam) else None
@@ -82,8 +85,10 @@ def _judge_hdk(chk: Check, mx, facts, cv, dv) -> Finding:
                         evidence=evid, data=data, fix=fix)
     rel_word = "older" if all(dv.release_key < s.lo for s in eff.paired) else "newer" if eff.paired else "other"
     if dv.release_key > mx.newest_hdk():
-        return chk.warn(u.not_in_matrix(mx, f"driver {dv}") + f"; CANN {rel.version} is paired with {paired}",
-                        evidence=evid, data=data)
+        return chk.warn(f"driver {dv} is newer than the matrix (as of {mx.as_of}); CANN {rel.version} is paired "
+                        f"with {paired}", detail="no HDK grid in the matrix names this driver yet: not a mismatch",
+                        evidence=evid, data={**data, "newer_than_matrix": True, "as_of": mx.as_of},
+                        kb=("version-newer-than-matrix",))
     if eff.outside == "warn" or (fam is not None and fam.hdk_differs and fam_rule is None):
         return chk.warn(f"driver {dv} is not the HDK stated for CANN {rel.version} ({paired}); sources are too thin "
                         f"to rule it out", detail=u.describe(d9), evidence=evid, data=data, fix=fix)
@@ -97,12 +102,8 @@ def _hdk_fix(mx, rel, eff, fam, dv, facts) -> str:
     target = eff.paired[0].text if eff.paired else (eff.matched[0].text if eff.matched else "")
     fix = ""
     if target:
-        arch = u.arch(facts) or "<arch>"
-        chip = fam.token if fam else "<chip>"
-        pk = mx.packages
-        fw = pk.get("firmware", "").format(chip=chip, hdk=target.lower(), arch=arch)
-        drv = pk.get("driver", "").format(chip=chip, hdk=target.lower(), arch=arch)
-        fix = f"install HDK {target} (firmware first, then the driver, then reboot): {fw}, {drv}"
+        pkgs = u.hdk_packages(mx, target, fam.token if fam else None, u.arch(facts), fam.family if fam else None)
+        fix = f"install HDK {target} ({u.install_order(mx)}): {'; '.join(pkgs)}"
     homes = [r.version for r in mx.cann if r.hdk and r.hdk.classify(dv) in ("paired", "matched")]
     if homes:
         fix += ("; or " if fix else "") + f"keep driver {dv} and use CANN {homes[0]} (envcheck matrix suggest --cann {homes[0]})"
@@ -258,10 +259,8 @@ def _judge_kernel(chk: Check, mx, facts, cv, fam, k: dict) -> Finding:
 
 
 def _kernel_fix(mx, cv, fam, facts) -> str:
-    rule = mx.kernel_rule(cv)
-    pattern = mx.packages.get(rule.package if rule else "kernels", "")
-    chip = fam.token if fam else "<chip>"
-    return "install " + pattern.format(chip=chip, version=cv, arch=u.arch(facts) or "<arch>")
+    return "install " + u.kernels_file(mx, str(cv), fam.family if fam else None, fam.token if fam else None,
+                                       u.arch(facts))
 
 
 @check("EC107", "mindspore-cann-mismatch", "MindSpore is the release paired with the CANN release",

@@ -55,6 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if name == "check":
             sp.add_argument("--kernels", metavar="NAME=V", action="append", default=argparse.SUPPRESS,
                             help="a kernels / ops package and its version, e.g. 910b-ops=8.5.0 (repeatable)")
+        if name == "lint":
+            sp.add_argument("--index", action="store_true",
+                            help="maintainers: also ask PyPI for torch-npu / torch / mindspore releases the matrix "
+                                 "lacks (network; never part of a normal envcheck run)")
         if name == "show":
             sp.add_argument("--markdown", action="store_true", default=argparse.SUPPRESS,
                             help="print a Markdown table with linked sources")
@@ -149,4 +153,10 @@ def _lint(args: argparse.Namespace) -> int:
         return 2
     print(f"{shown}: ok ({len(mx.cann)} CANN releases, {len(mx.pairings())} torch_npu pairings, "
           f"{len(mx.conflicts)} conflicts, {len(mx.sources)} sources)")
+    if getattr(args, "index", False):
+        from envcheck.matrix import index
+
+        missing = index.check(mx)
+        sys.stdout.write(index.render(missing, mx))
+        return 1 if missing else 0
     return 0

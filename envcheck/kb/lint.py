@@ -4,7 +4,9 @@ Checks: front matter parses and follows envcheck/schemas/kb-entry.schema.json; i
 equals the file name stem; category is a TAXONOMY.md id and equals the parent folder; every
 `checks:` code is registered (or retired); each pattern compiles, stays inside the Python-re /
 POSIX-ERE subset, matches each of its examples and cannot backtrack catastrophically; body has
-Symptom / Cause / Fix / Verify sections; internal links resolve; title_zh / summary_zh are Chinese.
+Symptom / Cause / Fix / Verify sections; internal links resolve; title_zh / summary_zh are Chinese;
+`applies_to` and `gates[].applies_to` are valid gates (specifier sets, chip family names) whose every
+version exists in the matrix (envcheck.kb.gate).
 """
 from __future__ import annotations
 
@@ -168,6 +170,7 @@ def _lint_file(f: Path, known: set[str], problems: list[Problem],
     _checks(meta, lines, known, add)
     _patterns(meta, lines, add, lambda line, rx, ex: safe.append((f, line, rx, ex)))
     _chinese(meta, lines, add)
+    _gates(meta, lines, add)
     _sections(body, body_line, add)
     _links(f, body, body_line, add)
     eid = meta.get("id")
@@ -228,6 +231,74 @@ def _chinese(meta: dict, lines: _Lines, add: Callable[[int, str], None]) -> None
         v = meta.get(key)
         if isinstance(v, str) and v.strip() and not CJK_RE.search(v):
             add(lines(key), f"{key} must be written in Chinese")
+
+
+def _gates(meta: dict, lines: _Lines, add: Callable[[int, str], None]) -> None:
+    """applies_to syntax (envcheck.kb.gate) and every named version / chip family known to the matrix."""
+    from envcheck.kb.gate import GateError, gate_versions
+
+    blocks: list[tuple[tuple, Any]] = [(("applies_to",), meta.get("applies_to"))]
+    gates: Any = meta.get("gates")
+    if isinstance(gates, list):
+        blocks += [(("gates", i, "applies_to"), g.get("applies_to"))
+                   for i, g in enumerate(gates) if isinstance(g, dict)]
+    for path, block in blocks:
+        if not isinstance(block, dict):
+            continue
+        for key, text in block.items():
+            line = lines(*path, key)
+            try:
+                named = gate_versions(str(key), str(text))
+            except GateError as exc:
+                add(line, str(exc))
+                continue
+            for v in named:
+                if not _known(str(key), v):
+                    add(line, f"{'.'.join(map(str, path))}.{key}: {v!r} is not a version the matrix knows"
+                              + (" (a chip family in matrix.yaml `chips`)" if key == "chip" else ""))
+
+
+def _known(key: str, version: str) -> bool:
+    """Is this version (or a line prefix such as 2.1) / chip family in the shipped matrix?"""
+    try:
+        from envcheck.matrix import load
+
+        mx = load()
+    except Exception:  # no matrix: nothing to compare against
+        return True
+    from envcheck.versions import VersionError, parse_ascend, parse_pep440
+
+    try:
+        if key == "chip":
+            return mx.family(version) is not None
+        if key == "cann":
+            want = parse_ascend(version)
+            return any(r.parsed.key == want.key for r in mx.cann)
+        if key == "driver":
+            want = parse_ascend(version)
+            specs = [s for r in mx.cann if r.hdk for n in ("paired", "matched", "compatible", "unsupported")
+                     for s in getattr(r.hdk, n)]
+            return any(s.matches(want) for s in specs) or any(f.driver.lower() == version.lower() for f in mx.firmware)
+        want_rel = parse_pep440(version).release
+        if key == "python":
+            ranges = [p.python for p in mx.pairings() if p.python] + [r.python for r in mx.cann if r.python]
+            return any(version in r for r in ranges)
+        if key == "mindspore":
+            known = [m.spec for r in mx.cann for m in r.mindspore] + [m.spec for m in mx.mindspore_unpaired]
+        elif key == "torch":
+            known = [p.torch for p in mx.pairings()]
+        else:
+            known = [p.torch_npu for p in mx.pairings()] + list(mx.wheels)
+        exact = parse_pep440(version)
+        for k in known:
+            if k[:1] in "<>=!~":
+                continue
+            kv = parse_pep440(k)
+            if kv == exact or (len(want_rel) < 3 and kv.release[:len(want_rel)] == want_rel):
+                return True
+        return False
+    except VersionError:
+        return False
 
 
 def _sections(body: str, body_line: int, add: Callable[[int, str], None]) -> None:

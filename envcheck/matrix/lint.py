@@ -216,10 +216,15 @@ def _references(mx: Matrix, root: Any) -> Iterator[Problem]:
     for i, w in enumerate(mx.pta_windows):
         line = _line_at(root, ["pta_windows", i])
         for pta in w.pta:
+            if pta.upper().endswith(".X") and any(w.has_pta(p) for p in ptas):
+                continue
             if pta not in ptas:
                 yield Problem(line, f"pta_windows: PTA {pta} is not the `pta` of any CANN release")
         for c in w.cann:
-            if mx.release(c) is None:
+            if c.upper().endswith(".X"):
+                if not any(w.has_cann(r.version) for r in mx.cann):
+                    yield Problem(line, f"pta_windows: no CANN release in `cann` is on line {c}")
+            elif mx.release(c) is None:
                 yield Problem(line, f"pta_windows: CANN {c} is not in `cann`")
     families = {c.family for c in mx.chips}
     for r in mx.cann:

@@ -157,7 +157,10 @@ class Builder:
         matrix = Matrix(
             path=self.path, dated=str(self.req(doc, "dated")), sources=sources, cann=cann, chips=chips,
             conflicts=conflicts,
-            pta_windows=tuple(PtaWindow(self.strs(w, "pta"), tuple(self.ascend(w, "cann", c) for c in self.strs(w, "cann")),
+            as_of_date=str(self.opt(doc, "as_of", str, "")),
+            pta_windows=tuple(PtaWindow(self.strs(w, "pta"),
+                                        tuple(c if c.upper().endswith(".X") else self.ascend(w, "cann", c)
+                                              for c in self.strs(w, "cann")),
                                         self.strs(w, "sources")) for w in self.opt(doc, "pta_windows", list, [])),
             kernels=tuple(KernelRule(self.ascend(k, "from", self.req(k, "from")), self.req(k, "package"),
                                      self.opt(k, "window", int, 0), self.opt(k, "minimum"), self.strs(k, "sources"),

@@ -224,7 +224,28 @@ class PtaWindow:
 
     pta: tuple[str, ...]
     cann: tuple[str, ...]
+    """CANN releases, or ``8.5.X`` for every release of a line."""
     sources: tuple[str, ...]
+
+    def has_pta(self, pta: str) -> bool:
+        """Is this PTA release (``7.3.0``, ``26.1.1``) in the window (``7.3.X`` covers the 7.3 line)?"""
+        return bool(pta) and any(_line_or_same(w, pta) for w in self.pta)
+
+    def has_cann(self, version: str) -> bool:
+        return any(_line_or_same(w, version) for w in self.cann)
+
+    def describe(self) -> str:
+        return f"PTA {', '.join(self.pta)} with CANN {', '.join(self.cann)}"
+
+
+def _line_or_same(spec: str, version: str) -> bool:
+    """``8.5.X`` matches 8.5.0 / 8.5.2; anything else is compared as an Ascend version."""
+    if spec.upper().endswith(".X"):
+        return version.upper().startswith(spec[:-1].upper())
+    try:
+        return parse_ascend(spec).key == parse_ascend(version).key
+    except Exception:
+        return spec.lower() == version.lower()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,7 +266,14 @@ class Matrix:
     wheels: dict[str, Any]
     """torch_npu version (pip spelling) -> PyRange, or {arch: PyRange}."""
     mindspore_unpaired: tuple[MsPairing, ...] = ()
+    as_of_date: str = ""
+    """``as_of:`` in matrix.yaml: when the matrix was last checked against its sources."""
     _by_cann: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def as_of(self) -> str:
+        """The matrix's "as of" date (YYYY-MM-DD) for reports; falls back to ``dated``."""
+        return self.as_of_date or self.dated
 
     # -- CANN ------------------------------------------------------------------------
     def release(self, version: str | AscendVersion) -> CannRelease | None:
@@ -301,7 +329,11 @@ class Matrix:
         return list(entry.values())
 
     def windows_for(self, pta: str) -> list[PtaWindow]:
-        return [w for w in self.pta_windows if pta in w.pta]
+        return [w for w in self.pta_windows if w.has_pta(pta)]
+
+    def newest_line(self) -> tuple[int, int]:
+        """Newest PyTorch (major, minor) line that any CANN release pairs."""
+        return max(parse_pep440(p.torch).release[:2] for p in self.pairings())
 
     # -- chips / kernels / firmware --------------------------------------------------
     def chip_family(self, chip: str) -> Chip | None:

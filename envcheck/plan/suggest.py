@@ -99,17 +99,10 @@ def _pick_python(c: Candidate) -> str | None:
 def packages(mx: Matrix, c: Candidate, arch: str | None, chip: str | None) -> dict[str, list[str]]:
     """CANN and HDK package file names for the set."""
     fam = mx.chip_family(chip) if chip else None
-    tok, a = (fam.token if fam else "<chip>"), (arch or "<arch>")
-    pk = mx.packages
-    rule = mx.kernel_rule(c.rel.parsed)
-    cann = [pk.get("toolkit", "").format(version=c.rel.version, arch=a)]
-    kern = pk.get(rule.package if rule else "kernels", "")
-    cann.append(kern.replace("{chip}", tok).replace("{version}", c.rel.version).replace("{arch}", a))
-    hdk = []
-    if c.hdk:
-        h = c.hdk.lower() if _concrete(c.hdk) else c.hdk
-        hdk = [pk.get("firmware", "").replace("{chip}", tok).replace("{hdk}", h),
-               pk.get("driver", "").replace("{chip}", tok).replace("{hdk}", h).replace("{arch}", a)]
+    a = arch or "<arch>"
+    cann = [mx.packages.get("toolkit", "").format(version=c.rel.version, arch=a)]
+    cann.append(u.kernels_file(mx, c.rel.version, fam.family if fam else None, fam.token if fam else None, arch))
+    hdk = u.hdk_packages(mx, c.hdk, fam.token if fam else None, arch, fam.family if fam else None) if c.hdk else []
     return {"cann": [x for x in cann if x], "hdk": [x for x in hdk if x]}
 
 
@@ -122,7 +115,8 @@ def suggest(args: argparse.Namespace, mx: Matrix, want: dict[str, str]) -> int:
     for c in cands:
         rate(mx, c, want)
     if args.json:
-        doc = {"command": "matrix suggest", "matrix": {"path": mx.path, "dated": mx.dated}, "filters": want,
+        doc = {"command": "matrix suggest", "matrix": {"path": mx.path, "dated": mx.dated, "as_of": mx.as_of},
+               "filters": want,
                "sets": [c.to_dict(mx, want.get("arch"), want.get("chip")) for c in cands]}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
@@ -150,7 +144,9 @@ def _render(mx: Matrix, c: Candidate, want: dict[str, str]) -> str:
     if note:
         lines.append(f"            ({note})")
     lines.append(f"  CANN      {'  '.join(pk['cann'])}")
-    lines.append(f"  HDK       {c.hdk + ': ' + '  '.join(pk['hdk']) if c.hdk else 'no HDK statement in the matrix'}")
+    lines.append(f"  HDK       {c.hdk + ': ' + '; '.join(pk['hdk']) if c.hdk else 'no HDK statement in the matrix'}")
+    if c.hdk:
+        lines.append(f"            ({u.install_order(mx)})")
     lines.append(f"  sources   {', '.join(p.sources)}")
     for n in c.notes:
         lines.append(f"  note      {n}")
@@ -211,8 +207,9 @@ def _cost(mx: Matrix, c: Candidate, cur: dict[str, Any], facts) -> tuple[float, 
     kind = rule.classify(dv) if (rule and dv is not None) else None
     if rule and rule.stated and (dv is None or kind == "unsupported" or (kind == "outside" and rule.outside == "fail")):
         cost += 20
-        steps.append(f"driver {cur['driver'] or '(none)'} -> HDK {c.hdk}: install firmware, then driver, then "
-                     f"reboot: {'  '.join(pk['hdk'])}")
+        order = ("first install: driver, then firmware, then reboot" if dv is None
+                 else "upgrade: firmware, then driver, then reboot")   # W11, CANN install guide instg_0005
+        steps.append(f"driver {cur['driver'] or '(none)'} -> HDK {c.hdk}: {order}: {'; '.join(pk['hdk'])}")
     py = cur["python"]
     if py and c.python and not any(py in r for r in c.python):
         cost += 5
