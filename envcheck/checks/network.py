@@ -9,8 +9,9 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from envcheck.model import Finding, ev
 from envcheck.registry import Check, Context, check
@@ -150,7 +151,7 @@ def device_ips(chk: Check, ctx: Context) -> Iterable[Finding]:
         if d.get("ip"):
             by_ip[d["ip"]].append(d["id"])
     dup = {ip: ids for ip, ids in by_ip.items() if len(ids) > 1}
-    masks = {d.get("netmask") for d in devs if d.get("netmask")}
+    masks = {str(d["netmask"]) for d in devs if d.get("netmask")}
     bad_syntax = [d["id"] for d in devs if d.get("ip") and not _is_ip(d["ip"])]
     failed = False
     if missing:

@@ -4,13 +4,14 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Mapping, Sequence
 
-from envcheck.cluster import drift, envvars
+from envcheck.cluster import drift, envvars, netcheck
 from envcheck.model import Facts, Finding, Status, ev
 
 SECTION = "Distributed"
 SLUGS = dict(envvars.SLUGS, EC504="cluster-version-drift", EC505="ranktable-invalid",
              EC506="slow-or-dead-link", EC507="rank-unresponsive", EC410="collective-init-failed",
-             EC411="collective-wrong-result")
+             EC411="collective-wrong-result", EC630="device-ip-unreachable",
+             EC631="tls-differs-across-nodes", EC632="env-drift-across-nodes")
 
 
 def finding(code: str, status: Status, title: str, **kw: Any) -> Finding:
@@ -48,6 +49,7 @@ def analyse(payloads: Sequence[Mapping[str, Any]], world_size: int, matrix_path:
     out += _numbering(nodes)
     out += _per_node(nodes)
     out += drift.findings([_drift_node(label, ps[0], matrix_path, verdicts) for label, ps in nodes.items()])
+    out += netcheck.findings([(label, ps[0]["facts"]) for label, ps in nodes.items()])  # EC631 TLS, EC632 env
     return out
 
 

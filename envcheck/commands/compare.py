@@ -12,7 +12,7 @@ from envcheck.errors import UsageError
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("reports", nargs="+", metavar="REPORT.json",
-                   help="`envcheck --json` reports, one per node (two or more)")
+                   help="`envcheck --json` reports or `envcheck probe --json` snapshots, one per node (two or more)")
 
 
 def read_report(path: str) -> dict[str, Any]:
@@ -28,6 +28,8 @@ def read_report(path: str) -> dict[str, Any]:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     except (ValueError, UnicodeDecodeError):
         raise UsageError(f"{path}: not JSON (expected an `envcheck --json` report)") from None
+    if isinstance(doc, dict) and doc.get("command") == "probe" and isinstance(doc.get("facts"), dict):
+        doc = {**doc, "findings": []}  # a `probe --json` snapshot: facts only
     if not (isinstance(doc, dict) and "schema_version" in doc and isinstance(doc.get("facts"), dict)
             and isinstance(doc.get("findings"), list)):
         raise UsageError(f"{path}: not an envcheck report (no schema_version / facts / findings)")
@@ -60,8 +62,11 @@ def run(args: argparse.Namespace) -> int:
 
     if len(args.reports) < 2:
         raise UsageError("compare needs two or more reports (one `envcheck --json` per node)")
+    from envcheck.cluster import netcheck
+
     nodes = nodes_from(args.reports)
-    report = Report(facts=Facts(), findings=[link(f) for f in drift.findings(nodes)],
+    net = netcheck.findings([(n.label, n.facts.to_dict()) for n in nodes])  # EC631 TLS, EC632 env drift
+    report = Report(facts=Facts(), findings=[link(f) for f in drift.findings(nodes) + net],
                     envcheck_version=__version__, command="compare")
     if not args.json:
         print(drift.render_table(drift.table(nodes), [n.label for n in nodes]) + "\n")

@@ -9,17 +9,18 @@ driver's user-space libraries; without it `docker run` must pass them by hand (`
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from envcheck.probe.fs import Root
 
 MGMT_DEVICES = ("davinci_manager", "devmm_svm", "hisi_hdc")
 DRIVER = "/usr/local/Ascend/driver"
 DRIVER_PARTS = ("lib64", "topo", "tools", "version.info", "include")
-CGROUP_HINT = re.compile(r"docker|kubepods|containerd|libpod|lxc", re.I)
+CGROUP_HINT = re.compile(r"docker|kubepods|containerd|libpod|lxc", re.IGNORECASE)
 
 
-def probe(fs: Root, environ: Mapping[str, str], davinci: List[int]) -> Dict[str, Any]:
+def probe(fs: Root, environ: Mapping[str, str], davinci: list[int]) -> dict[str, Any]:
     signals = []
     if fs.exists("/.dockerenv"):
         signals.append("/.dockerenv")

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any
 
 from envcheck.probe.fs import Root, parse_kv
 
@@ -23,22 +24,22 @@ CONF_PATH = "/etc/hccn.conf"
 MAX_WORKERS = 8  # bounded fan-out: never more hccn_tool processes than this at once
 QUERIES = ("link", "ip", "gateway", "net_health", "link_stat", "optical", "tls")
 
-LINK = re.compile(r"^\s*link status:\s*(\S+)", re.M)
-IPADDR = re.compile(r"^\s*ipaddr:\s*(\S+)", re.M)
-NETMASK = re.compile(r"^\s*netmask:\s*(\S+)", re.M)
+LINK = re.compile(r"^\s*link status:\s*(\S+)", re.MULTILINE)
+IPADDR = re.compile(r"^\s*ipaddr:\s*(\S+)", re.MULTILINE)
+NETMASK = re.compile(r"^\s*netmask:\s*(\S+)", re.MULTILINE)
 NO_IP = "Get ipconf failed"
-HEALTH = re.compile(r"^\s*net health status:\s*(\S+)", re.M)
+HEALTH = re.compile(r"^\s*net health status:\s*(\S+)", re.MULTILINE)
 TLS = re.compile(r"tls switch\[(\d+)\]")
 TLS_PRESET = re.compile(r"tls preconfigured\[(\d+)\]")
-PRESENT = re.compile(r"^\s*present\s*:\s*(.+?)\s*$", re.M)
-STAT_NOW = re.compile(r"current time\s*:\s*(.+?)\s*$", re.M)
-STAT_UPS = re.compile(r"link up count\s*:\s*(\d+)", re.M)
-STAT_REC = re.compile(r"^(?:\[device \d+\])?\s+(\w{3} \w{3}\s+\d+ \d\d:\d\d:\d\d \d{4})\s+LINK (UP|DOWN)\s*$", re.M)
+PRESENT = re.compile(r"^\s*present\s*:\s*(.+?)\s*$", re.MULTILINE)
+STAT_NOW = re.compile(r"current time\s*:\s*(.+?)\s*$", re.MULTILINE)
+STAT_UPS = re.compile(r"link up count\s*:\s*(\d+)", re.MULTILINE)
+STAT_REC = re.compile(r"^(?:\[device \d+\])?\s+(\w{3} \w{3}\s+\d+ \d\d:\d\d:\d\d \d{4})\s+LINK (UP|DOWN)\s*$", re.MULTILINE)
 PING_RECEIVED = re.compile(r"(\d+) received")
 TIME_FMT = "%a %b %d %H:%M:%S %Y"
 
 
-def find_tool(fs: Root, environ: Mapping[str, str]) -> Optional[str]:
+def find_tool(fs: Root, environ: Mapping[str, str]) -> str | None:
     """Host path of hccn_tool, or None."""
     if fs.root != "/":
         p = fs.host(TOOL_PATH)
@@ -49,9 +50,9 @@ def find_tool(fs: Root, environ: Mapping[str, str]) -> Optional[str]:
     return TOOL_PATH if os.path.isfile(TOOL_PATH) and os.access(TOOL_PATH, os.X_OK) else None
 
 
-def probe(fs: Root, environ: Mapping[str, str], timeout: float, device_ids: Sequence[int]) -> Dict[str, Any]:
+def probe(fs: Root, environ: Mapping[str, str], timeout: float, device_ids: Sequence[int]) -> dict[str, Any]:
     """Facts.netdev. No hccn_tool, or no devices, is a reason (``reason``), never an error."""
-    out: Dict[str, Any] = {"available": False, "tool": None, "reason": None, "devices": [],
+    out: dict[str, Any] = {"available": False, "tool": None, "reason": None, "devices": [],
                            "hccn_conf": read_conf(fs)}
     exe = find_tool(fs, environ)
     if exe is None:
@@ -66,7 +67,7 @@ def probe(fs: Root, environ: Mapping[str, str], timeout: float, device_ids: Sequ
     per = min(timeout, 10.0)
     with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(jobs))) as pool:
         results = list(pool.map(lambda job: _query(exe, job[0], job[1], per, environ), jobs))
-    by_dev: Dict[int, Dict[str, Any]] = {i: {"id": i, "errors": {}, "raw": {}} for i in device_ids}
+    by_dev: dict[int, dict[str, Any]] = {i: {"id": i, "errors": {}, "raw": {}} for i in device_ids}
     for (i, q), (text, err) in zip(jobs, results):
         dev = by_dev[i]
         if err:
@@ -96,13 +97,13 @@ def _query(exe: str, dev: int, query: str, timeout: float, environ: Mapping[str,
     return text, ""
 
 
-def parse_link(text: str) -> Dict[str, Any]:
+def parse_link(text: str) -> dict[str, Any]:
     """`link status: UP` (-link -g)."""
     m = LINK.search(text)
     return {"link": m.group(1).upper() if m else None}
 
 
-def parse_ip(text: str) -> Dict[str, Any]:
+def parse_ip(text: str) -> dict[str, Any]:
     """`ipaddr:10.86.1.80` / `netmask:255.255.255.0`, or `Get ipconf failed, because no ip was preset there!`."""
     if NO_IP in text:
         return {"ip": None, "netmask": None, "ip_missing": True}
@@ -111,19 +112,19 @@ def parse_ip(text: str) -> Dict[str, Any]:
             "ip_missing": ip is None}
 
 
-def parse_health(text: str) -> Dict[str, Any]:
+def parse_health(text: str) -> dict[str, Any]:
     """`net health status: Success` (also Fault, Init)."""
     m = HEALTH.search(text)
     return {"net_health": m.group(1) if m else None}
 
 
-def parse_tls(text: str) -> Dict[str, Any]:
+def parse_tls(text: str) -> dict[str, Any]:
     """`dev_id:0, tls switch[0](0:disable, 1:enable), tls preconfigured[1](...)...`."""
     m, p = TLS.search(text), TLS_PRESET.search(text)
     return {"tls_switch": int(m.group(1)) if m else None, "tls_preconfigured": int(p.group(1)) if p else None}
 
 
-def parse_optical(text: str) -> Dict[str, Any]:
+def parse_optical(text: str) -> dict[str, Any]:
     """Only the `present : present|not present` line is parsed; power readings are format-unknown."""
     m = PRESENT.search(text)
     if not m:
@@ -131,7 +132,7 @@ def parse_optical(text: str) -> Dict[str, Any]:
     return {"optical_present": m.group(1).strip().lower() == "present"}
 
 
-def parse_link_stat(text: str) -> Dict[str, Any]:
+def parse_link_stat(text: str) -> dict[str, Any]:
     """`[device 0]current time : Wed Jun  7 10:08:28 2023`, `link up count : 2`, then change records."""
     now = STAT_NOW.search(text)
     ups = STAT_UPS.search(text)
@@ -140,12 +141,12 @@ def parse_link_stat(text: str) -> Dict[str, Any]:
             "link_changes": records}
 
 
-def parse_gateway(text: str) -> Dict[str, Any]:
+def parse_gateway(text: str) -> dict[str, Any]:
     """Format not known from any public capture: nothing is parsed (raw text kept)."""
     return {}
 
 
-def parse_ping(text: str, rc: Optional[int]) -> Optional[bool]:
+def parse_ping(text: str, rc: int | None) -> bool | None:
     """True when the summary counts at least one reply (msprechecker expects `3 received`), None when unreadable."""
     m = PING_RECEIVED.search(text)
     if m is None:
@@ -153,7 +154,7 @@ def parse_ping(text: str, rc: Optional[int]) -> Optional[bool]:
     return int(m.group(1)) > 0 and rc in (0, None)
 
 
-def _iso(text: str) -> Optional[str]:
+def _iso(text: str) -> str | None:
     try:
         return datetime.strptime(" ".join(text.split()), TIME_FMT).isoformat()
     except ValueError:
@@ -164,15 +165,15 @@ PARSERS = {"link": parse_link, "ip": parse_ip, "gateway": parse_gateway, "net_he
            "link_stat": parse_link_stat, "optical": parse_optical, "tls": parse_tls}
 
 
-def read_conf(fs: Root) -> Optional[Dict[str, str]]:
+def read_conf(fs: Root) -> dict[str, str] | None:
     """/etc/hccn.conf as KEY=VALUE (``address_<id>``, ``netmask_<id>``, ...); None when absent."""
     text = fs.read_text(CONF_PATH, kind="file")
     return parse_kv(text) if text is not None else None
 
 
-def conf_addresses(conf: Optional[Mapping[str, str]]) -> Dict[int, str]:
+def conf_addresses(conf: Mapping[str, str] | None) -> dict[int, str]:
     """{device id: address} from hccn.conf ``address_<id>=<ip>`` lines (hccl_tools.py reads the same keys)."""
-    out: Dict[int, str] = {}
+    out: dict[int, str] = {}
     for k, v in (conf or {}).items():
         m = re.fullmatch(r"address_(\d+)", k)
         if m and v:
@@ -180,7 +181,7 @@ def conf_addresses(conf: Optional[Mapping[str, str]]) -> Dict[int, str]:
     return out
 
 
-def ping(exe: str, dev: int, address: str, timeout: float, environ: Mapping[str, str]) -> Dict[str, Any]:
+def ping(exe: str, dev: int, address: str, timeout: float, environ: Mapping[str, str]) -> dict[str, Any]:
     """`hccn_tool -i DEV -ping -g address IP` with a timeout: {ok, detail}."""
     from envcheck import subproc
 
@@ -194,7 +195,7 @@ def ping(exe: str, dev: int, address: str, timeout: float, environ: Mapping[str,
     return {"ok": parse_ping(text, res.rc), "detail": lines[-1] if lines else f"exit status {res.rc}"}
 
 
-def device_ids(npu: Mapping[str, Any], davinci: List[int]) -> List[int]:
+def device_ids(npu: Mapping[str, Any], davinci: list[int]) -> list[int]:
     """The indexes to pass to `hccn_tool -i`: A3 uses physical chip ids, others the NPU (logic) ids."""
     devs = [d for d in (npu.get("devices") or []) if isinstance(d, dict)]
     phy = sorted({d["phy_id"] for d in devs if isinstance(d.get("phy_id"), int)})

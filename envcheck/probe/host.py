@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Dict, List, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from envcheck.probe.fs import Root
 
@@ -19,7 +20,7 @@ PCI_NUMA = "/sys/bus/pci/devices/{}/numa_node"
 CPU_DIR = re.compile(r"^cpu(\d+)$")
 
 
-def probe(fs: Root, npu: Mapping[str, Any]) -> Dict[str, Any]:
+def probe(fs: Root, npu: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "cpu_governors": governors(fs),
         "thp": thp(fs),
@@ -29,7 +30,7 @@ def probe(fs: Root, npu: Mapping[str, Any]) -> Dict[str, Any]:
     }
 
 
-def governors(fs: Root) -> Optional[Dict[str, int]]:
+def governors(fs: Root) -> dict[str, int] | None:
     """{governor: number of CPUs using it}; None when no cpufreq (VMs, containers without /sys)."""
     counts: Counter = Counter()
     for name in fs.listdir("/sys/devices/system/cpu"):
@@ -42,7 +43,7 @@ def governors(fs: Root) -> Optional[Dict[str, int]]:
     return dict(sorted(counts.items())) or None
 
 
-def thp(fs: Root) -> Optional[str]:
+def thp(fs: Root) -> str | None:
     """The bracketed mode of `always [madvise] never`."""
     text = fs.read_text(THP, kind="host")
     if not text:
@@ -51,20 +52,20 @@ def thp(fs: Root) -> Optional[str]:
     return m.group(1) if m else text.strip() or None
 
 
-def swap_total(fs: Root) -> Optional[int]:
+def swap_total(fs: Root) -> int | None:
     text = fs.read_text(MEMINFO, kind="host")
     if not text:
         return None
-    m = re.search(r"^SwapTotal:\s+(\d+)\s*kB", text, re.M)
+    m = re.search(r"^SwapTotal:\s+(\d+)\s*kB", text, re.MULTILINE)
     return int(m.group(1)) * 1024 if m else None
 
 
-def npu_numa(fs: Root, npu: Mapping[str, Any]) -> Optional[Dict[str, Optional[int]]]:
+def npu_numa(fs: Root, npu: Mapping[str, Any]) -> dict[str, int | None] | None:
     """{"npu <id>": NUMA node} from each device's PCI bus id (npu-smi) and the kernel's sysfs numa_node.
 
     `-1` (no affinity reported by firmware) is kept as None.
     """
-    out: Dict[str, Optional[int]] = {}
+    out: dict[str, int | None] = {}
     for d in npu.get("devices") or []:
         bus = d.get("bus_id") if isinstance(d, dict) else None
         if not bus:
@@ -85,8 +86,8 @@ def _pci(bus: str) -> str:
     return bus.strip().lower()
 
 
-def _first_line(text: Optional[str]) -> Optional[str]:
+def _first_line(text: str | None) -> str | None:
     if not text:
         return None
-    lines: List[str] = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines: list[str] = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return lines[0] if lines else None

@@ -7,7 +7,6 @@ each one's public source) with only the address / switch value / dates changed. 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
