@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from envcheck import __version__
     from envcheck.cluster import drift
     from envcheck.commands._output import emit
-    from envcheck.model import Facts, Report
+    from envcheck.model import Facts, Report, Status
     from envcheck.runner import link
 
     if len(args.reports) < 2:
@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     from envcheck.cluster import netcheck
 
     nodes = nodes_from(args.reports)
-    net = netcheck.findings([(n.label, n.facts.to_dict()) for n in nodes])  # EC631 TLS, EC632 env drift
+    net = [f for f in netcheck.findings([(n.label, n.facts.to_dict()) for n in nodes])  # EC631 TLS, EC632 env
+           if f.status not in (Status.OK, Status.SKIP)]  # agreement is already EC504's ok line
     report = Report(facts=Facts(), findings=[link(f) for f in drift.findings(nodes) + net],
                     envcheck_version=__version__, command="compare")
     if not args.json:

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import DATA
+
 from envcheck.checks import network
 from envcheck.model import Facts
 from envcheck.probe import collect
@@ -31,8 +31,8 @@ def bad(root: str, env: dict | None = None) -> dict[str, list[str]]:
     ("net-no-hccn-tool", {}),
     ("net-link-down", {"EC601": ["fail: device NIC link DOWN on device(s) [5]"],
                        "EC603": ["fail: net health not Success on device 5 (Fault)"]}),
-    ("net-tls-mismatch", {"EC606": ["fail: TLS switch differs between devices: disabled (0) on [0, 1, 2, 3, 4, 5, 7]; "
-                                    "enabled (1) on [6]"]}),
+    ("net-tls-mismatch", {"EC606": [("fail: TLS switch differs between devices: disabled (0) on [0, 1, 2, 3, 4, 5, 7]; "
+                                    "enabled (1) on [6]")]}),
 ])
 def test_fixture_roots(root, expected):
     assert bad(root) == expected

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from conftest import DATA
+
 from envcheck.probe import collect, hccn
 from envcheck.probe.fs import Root
 
