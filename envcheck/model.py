@@ -103,6 +103,9 @@ SECTIONS = (
     "Compatibility",
     "Environment",
     "Distributed",
+    "Device network",
+    "Host tuning",
+    "Container",
     "Smoke tests",
     "General",
 )
@@ -135,6 +138,15 @@ class Facts:
     """relevant environment variables, secrets already redacted"""
     ranktable: dict[str, Any] = field(default_factory=dict)
     """the table RANK_TABLE_FILE names: {path, doc (the parsed JSON object)} or {path, error}"""
+    netdev: dict[str, Any] = field(default_factory=dict)
+    """hccn_tool: available, tool, reason (why not read), hccn_conf {KEY: VALUE} | None, devices [{id, link,
+    ip, netmask, ip_missing, net_health, tls_switch, tls_preconfigured, optical_present, stat_time,
+    link_up_count, link_changes [{time, state}], raw {gateway, optical}, errors {query: why}}]"""
+    host: dict[str, Any] = field(default_factory=dict)
+    """cpu_governors {governor: cpus}, thp, swap_total_bytes, kernel, npu_numa {"npu <id>": node}"""
+    container: dict[str, Any] = field(default_factory=dict)
+    """in_container, signals [...], engine, davinci [N], mgmt_devices {name: present}, driver_dir {part: present} |
+    None, ascend_visible_devices, ascend_rt_visible_devices, ascend_runtime_options"""
     probe_errors: dict[str, str] = field(default_factory=dict)
     root: str = "/"
 

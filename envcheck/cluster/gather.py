@@ -6,7 +6,7 @@ from typing import Any, Mapping, Sequence
 
 from envcheck.checks import finding  # noqa: F401  (re-exported: cluster code builds findings through it)
 from envcheck.checks import launchenv as envvars
-from envcheck.cluster import drift
+from envcheck.cluster import drift, netcheck
 from envcheck.model import Facts, Finding, Status, ev
 
 
@@ -41,6 +41,7 @@ def analyse(payloads: Sequence[Mapping[str, Any]], world_size: int, matrix_path:
     out += _numbering(nodes)
     out += _per_node(nodes)
     out += drift.findings([_drift_node(label, ps[0], matrix_path, verdicts) for label, ps in nodes.items()])
+    out += netcheck.findings([(label, ps[0]["facts"]) for label, ps in nodes.items()])  # EC631 TLS, EC632 env
     return out
 
 

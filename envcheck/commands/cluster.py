@@ -125,9 +125,10 @@ def _extras(session: Any, sizes: list[int], link_bytes: int, timeout: float) -> 
     stage(roll, "links")
     skip = os.environ.get(SKIP_LINKS_RANK) == str(session.rank)  # test hook: a rank that never answers
     mine["links"] = {} if skip else links.run_pairs(session.rank, todo, link_bytes, dev, link_timeout)
+    mine["net"], net_budget = _reach(session)
     roll.publish("cluster", mine)
-    # a rank may spend up to link_timeout on each of its pairs before it gets here
-    stage(roll, "report", timeout + link_timeout * len(todo))
+    # a rank may spend up to link_timeout on each of its pairs (and its node's pings) before it gets here
+    stage(roll, "report", timeout + link_timeout * len(todo) + net_budget)
     if session.rank != 0:
         return []
     everyone = roll.collect("cluster")
@@ -137,7 +138,27 @@ def _extras(session: Any, sizes: list[int], link_bytes: int, timeout: float) -> 
     if todo:
         out.append(links.judge([e["links"] for e in everyone], todo, link_bytes, names, link_timeout))
     out.append(_slowest(session, [e["compute_s"] for e in everyone], names))
+    from envcheck.cluster.netcheck import reach_findings
+
+    out += reach_findings([r for e in everyone for r in (e.get("net") or [])])
     return out
+
+
+def _reach(session: Any) -> tuple[list, float]:
+    """EC630 pings: the first rank of each node pings its peers' device and host IPs (bounded fan-out)."""
+    from envcheck.cluster import netcheck
+
+    me = next((p for p in session.payloads if p["rank"] == session.rank), None)
+    if me is None or min(p["rank"] for p in session.payloads if p["node"] == me["node"]) != session.rank:
+        return [], 0.0
+    nodes = {}
+    for p in sorted(session.payloads, key=lambda p: p["rank"]):
+        nodes.setdefault(p["node"], p["facts"])
+    todo = netcheck.plan(me["node"], list(nodes.items()))
+    facts = me["facts"]
+    budget = netcheck.PING_TIMEOUT * (-(-len(todo) // netcheck.MAX_PARALLEL))
+    tool = (facts.get("netdev") or {}).get("tool")
+    return netcheck.run_pings(todo, tool, netcheck.find_ping(facts.get("root") or "/", os.environ), os.environ), budget
 
 
 def _compute(dev: Any) -> float:

@@ -15,7 +15,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     opt.matrix(p)
     opt.report(p)
     p.add_argument("reports", nargs="+", metavar="REPORT.json",
-                   help="`envcheck --json` reports, one per node (two or more)")
+                   help="`envcheck --json` reports or `envcheck probe --json` snapshots, one per node (two or more)")
 
 
 def read_report(path: str) -> dict[str, Any]:
@@ -31,6 +31,8 @@ def read_report(path: str) -> dict[str, Any]:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     except (ValueError, UnicodeDecodeError):
         raise UsageError(f"{path}: not JSON (expected an `envcheck --json` report)") from None
+    if isinstance(doc, dict) and doc.get("command") == "probe" and isinstance(doc.get("facts"), dict):
+        doc = {**doc, "findings": []}  # a `probe --json` snapshot: facts only
     if not (isinstance(doc, dict) and "schema_version" in doc and isinstance(doc.get("facts"), dict)
             and isinstance(doc.get("findings"), list)):
         raise UsageError(f"{path}: not an envcheck report (no schema_version / facts / findings)")
@@ -58,13 +60,17 @@ def run(args: argparse.Namespace) -> int:
     from envcheck.checks.runner import link
     from envcheck.cluster import drift
     from envcheck.commands._output import emit
-    from envcheck.model import Facts, Report
+    from envcheck.model import Facts, Report, Status
     from envcheck.version import __version__
 
     if len(args.reports) < 2:
         raise UsageError("compare needs two or more reports (one `envcheck --json` per node)")
+    from envcheck.cluster import netcheck
+
     nodes = nodes_from(args.reports)
-    report = Report(facts=Facts(), findings=[link(f) for f in drift.findings(nodes)],
+    net = [f for f in netcheck.findings([(n.label, n.facts.to_dict()) for n in nodes])  # EC631 TLS, EC632 env
+           if f.status not in (Status.OK, Status.SKIP)]  # agreement is already EC504's ok line
+    report = Report(facts=Facts(), findings=[link(f) for f in drift.findings(nodes) + net],
                     envcheck_version=__version__, command="compare")
     table = drift.render_table(drift.table(nodes), [n.label for n in nodes]) + "\n\n"
     return emit(report, args, before=table)

@@ -2,7 +2,8 @@
 
 `collect(root, python, timeout, environ)` is the one entry point; each submodule reads one area:
 `system` (OS, glibc, /dev/shm, interfaces), `pyenv` (target interpreter's packages), `cann`
-(toolkit installs), `driver` (driver / firmware), `npu` (npu-smi, /dev/davinci*), `env`.
+(toolkit installs), `driver` (driver / firmware), `npu` (npu-smi, /dev/davinci*), `env`,
+`hccn` (device NICs via hccn_tool), `host` (tuning), `container`.
 """
 from __future__ import annotations
 
@@ -30,6 +31,13 @@ def collect(root: str = "/", python: Optional[str] = None, timeout: float = 10.0
     facts.npu = _guard(fs, "npu", lambda: npu.probe(fs, environ, timeout), {"available": False, "devices": []})
     facts.env = env.probe(environ)
     facts.ranktable = _guard(fs, "ranktable", lambda: ranktable.probe(fs, environ), {})
+    from envcheck.probe import container, hccn, host
+
+    davinci = (facts.npu or {}).get("dev_davinci") or []
+    facts.netdev = _guard(fs, "netdev", lambda: hccn.probe(fs, environ, timeout, hccn.device_ids(facts.npu, davinci)),
+                          {"available": False, "devices": []})
+    facts.host = _guard(fs, "host", lambda: host.probe(fs, facts.npu or {}), {})
+    facts.container = _guard(fs, "container", lambda: container.probe(fs, environ, davinci), {})
     facts.probe_errors = dict(sorted(fs.errors.items()))
     return facts
 

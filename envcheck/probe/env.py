@@ -5,7 +5,7 @@ from typing import Dict, Mapping
 
 from envcheck.redact import redact_env
 
-PREFIXES = ("ASCEND_", "HCCL_", "ATB_", "TORCH_NPU_")
+PREFIXES = ("ASCEND_", "HCCL_", "ATB_", "TORCH_NPU_", "PYTORCH_NPU_")
 NAMES = (
     "WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "NODE_RANK",
     "MASTER_ADDR", "MASTER_PORT", "LD_LIBRARY_PATH", "PYTHONPATH", "PATH", "TOOLCHAIN_HOME",

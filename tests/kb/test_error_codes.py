@@ -10,7 +10,15 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envcheck.kb.codes import CODES_PATH, CodeBookError, extract_codes, iter_codes, load_codes, parse_codes, scan_line
+from envcheck.kb.codes import (
+    CODES_PATH,
+    CodeBookError,
+    extract_codes,
+    iter_codes,
+    load_codes,
+    parse_codes,
+    scan_line,
+)
 from envcheck.kb.entries import load_kb
 from envcheck.kb.taxonomy import CATEGORY_IDS
 

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from envcheck.checks import known_codes
 from envcheck.kb import show
 from envcheck.kb.entries import load_kb, parse_entry
 from envcheck.kb.gate import GateError, gate_status, parse_gate
-from envcheck.checks import known_codes
 from envcheck.kb.lint import lint_path
 
 REPO = Path(__file__).resolve().parents[2]

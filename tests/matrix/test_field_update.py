@@ -313,8 +313,8 @@ def test_index_check_ignores_yanked_files_and_history_older_than_the_matrix():
 
 
 def test_index_check_bad_answer_is_a_one_line_usage_error():
-    from envcheck.matrix import index as ic
     from envcheck.errors import UsageError
+    from envcheck.matrix import index as ic
 
     with pytest.raises(UsageError):
         ic.missing(MX, "torch", {"info": {}})
