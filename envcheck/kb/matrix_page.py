@@ -17,6 +17,9 @@ import yaml
 
 from envcheck.kb.sitegen import code, esc
 
+# What a conflict is about (matrix.yaml conflicts[].applies_to), for the row's one-line note.
+ABOUT = {"pairing": "this pairing", "python": "the Python range", "hdk": "the driver (HDK)",
+         "mindspore": "the MindSpore pairing", "chip": "the chips", "none": "a related statement"}
 LABELS = {"cann": "CANN", "torch": "PyTorch", "torch_npu": "torch_npu", "python": "Python 版本", "chip": "chip 芯片"}
 
 
@@ -116,7 +119,7 @@ def matrix_page(path: Path) -> str:
     chips = [c for c in data.get("chips") or [] if isinstance(c, dict)]
     sources = data.get("sources") or {}
     conflicts = {str(c.get("id")): c for c in data.get("conflicts") or [] if isinstance(c, dict)}
-    out = ["# Compatibility matrix 版本配套表", "",
+    out = ["---", "hide:", "  - navigation", "  - toc", "---", "", "# Compatibility matrix 版本配套表", "",
            f"Which CANN, PyTorch, torch_npu and Python versions go together, from {code('matrix.yaml')} "
            f"(dated {esc(data.get('dated', '?'))}). Pick any versions to filter the rows; "
            f"{code('envcheck matrix check')} judges a machine against the same data.",
@@ -186,8 +189,9 @@ def _pairing_table(rows: list[dict]) -> list[str]:
         py = html.escape(r.get("python_text") or "")
         notes = list(r["notes"])
         for c, words in zip(r["conflicts"], r["conflict_text"]):
-            notes.append(f'<details class="envcheck-conflict"><summary>⚠ Sources disagree 来源不一致: '
-                         f'{html.escape(str(c.get("title", "")))}</summary><p>{html.escape(words)}</p></details>')
+            what = ABOUT.get(str(c.get("applies_to")), "a related statement")
+            notes.append(f'<details class="envcheck-conflict"><summary>⚠ Sources disagree on {html.escape(what)} '
+                         f'来源不一致</summary><p>{html.escape(words)}</p></details>')
         cells = [f"<code>{html.escape(r['cann'])}</code>",
                  f"<code>{html.escape(r['torch'])}</code>" if r["torch"] else "—",
                  f"<code>{html.escape(r['torch_npu'])}</code>" if r["torch_npu"] else "—",

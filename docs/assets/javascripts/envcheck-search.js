@@ -79,14 +79,26 @@
     while ((m = re.exec(s)) !== null) add(keys, m[1]);
     re = /\b([A-Z][A-Za-z]*(?:Error|Exception))\b/g;
     while ((m = re.exec(s)) !== null) add(keys, m[1]);
-    var rest = s
+    /* Python traceback frames and the code they quote say where, not what: keep the message lines,
+       and take words from the lines that name an error first */
+    var lines = s.split(/\r?\n/), kept = [], frame = false;
+    for (var li = 0; li < lines.length; li++) {
+      var ln = lines[li];
+      if (/^\s*Traceback \(most recent call last\)/.test(ln)) { frame = false; continue; }
+      if (/^\s*File ".*", line [0-9]+/.test(ln)) { frame = true; continue; }
+      if (frame && /^\s{4,}\S/.test(ln)) { frame = false; continue; }
+      frame = false;
+      kept.push(ln);
+    }
+    var errorish = kept.filter(function (ln) { return /error|fail|exception|cannot|not found|timeout|timed out|错误|失败|超时/i.test(ln); });
+    var rest = (errorish.length ? errorish.concat(kept.filter(function (ln) { return errorish.indexOf(ln) < 0; })) : kept).join("\n")
       .replace(/\b[0-9]{4}-[0-9]{2}-[0-9]{2}[-T ][0-9:.]+/g, " ")          /* timestamps */
       .replace(/\[(?:FUNC|FILE|LINE|PID|TID)\s*:[^\]]*\]/gi, " ")         /* CANN's [FUNC:x][FILE:y] */
       .replace(/(?:\/[A-Za-z0-9_.+-]+){2,}\/?/g, " ")                      /* paths */
       .replace(/\b0x[0-9a-f]+\b/gi, " ");
     var low = rest.toLowerCase();
     WORD_RE.lastIndex = 0;
-    while ((m = WORD_RE.exec(low)) !== null && words.length < 12) {
+    while ((m = WORD_RE.exec(low)) !== null && words.length < 10) {
       var w = m[0];
       if (w.length < 3 || STOP.has(w) || /^[0-9._]+$/.test(w) || seen.has(w)) continue;
       if (codes.some(function (c) { return c.toLowerCase() === w; })) continue;
