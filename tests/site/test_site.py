@@ -69,7 +69,8 @@ def test_check_reference_pages(mini_site):
 
 def test_error_code_index(mini_site):
     html = page(mini_site, "error-codes")
-    for code, target in (("EI0006", "hccl-init/hccl-socket-timeout-ei0006"), ("ERR02200", "hccl-timeout/hccl-collective-timeout"),
+    for code, target in (("EI0006", "hccl-init/hccl-socket-timeout-ei0006"),
+                         ("ERR02200", "hccl-timeout/hccl-collective-timeout"),
                          ("EL0004", "out-of-memory/npu-out-of-memory")):
         assert f'id="code-{code.lower()}"' in html
         assert f'href="../kb/{target}/"' in html

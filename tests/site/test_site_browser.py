@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 from _site_session import built_site, chromium, serve
-
 from conftest import REPO
+
 from envcheck.kb.entries import load_kb
 
 pytestmark = pytest.mark.slow
@@ -35,7 +35,9 @@ const read = () => Array.from(list.querySelectorAll('li.md-search-result__item')
 const t0 = performance.now();
 const check = () => {
   const r = read();
-  if (r.length && r[0][1].includes(expect)) { obs.disconnect(); clearTimeout(timer); done([performance.now() - t0, r]); }
+  if (r.length && r[0][1].includes(expect)) {
+    obs.disconnect(); clearTimeout(timer); done([performance.now() - t0, r]);
+  }
 };
 const obs = new MutationObserver(check);
 obs.observe(list, {childList: true, subtree: true});
