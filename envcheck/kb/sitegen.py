@@ -10,8 +10,9 @@ import html
 import inspect
 import posixpath
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from envcheck.kb.entries import Entry
 from envcheck.kb.taxonomy import CATEGORIES
@@ -20,6 +21,45 @@ from envcheck.kb.taxonomy import CATEGORIES
 def esc(text: Any) -> str:
     """Prose from the data, safe inside Markdown: HTML escaped, table pipes escaped."""
     return html.escape(str(text), quote=False).replace("|", "\\|")
+
+
+_TICKS_RE = re.compile(r"`+")
+
+
+def md_inline(text: Any, table: bool = False, emphasis: bool = False) -> str:
+    """Markdown text from the data rendered as Markdown: `code spans` stay code, the rest is HTML
+    escaped once (a code span escapes its own content, so `<v>` inside one is never escaped twice).
+    A backtick without its closing run is shown as a literal backtick. table: escape pipes too;
+    emphasis: keep `*emphasis*` (docstrings) instead of showing the stars."""
+    s = str(text)
+    out: list[str] = []
+    pos = 0
+    while True:
+        m = _TICKS_RE.search(s, pos)
+        if m is None:
+            out.append(_esc_md(s[pos:], emphasis))
+            break
+        out.append(_esc_md(s[pos:m.start()], emphasis))
+        run = m.group(0)
+        close = re.compile(rf"(?<!`){run}(?!`)").search(s, m.end())
+        if close is None:
+            out.append("\\`" * len(run))
+            pos = m.end()
+            continue
+        out.append(s[m.start():close.end()].replace("\n", " "))
+        pos = close.end()
+    joined = "".join(out)
+    return joined.replace("|", "\\|") if table else joined
+
+
+def _esc_md(s: str, emphasis: bool = False) -> str:
+    out = html.escape(s, quote=False)
+    return out if emphasis else out.replace("*", "\\*")
+
+
+def plain(text: Any) -> str:
+    """Text without Markdown code fences, for HTML titles and tag lists ("`ImportError`" -> "ImportError")."""
+    return re.sub(r"`+([^`]*?)`+", r"\1", str(text)).replace("`", "")
 
 
 def code(text: Any) -> str:
@@ -67,47 +107,137 @@ def check_infos() -> list[CheckInfo]:
 
 # ---------------------------------------------------------------------------- entry pages
 
+SECTION_LABELS = {"symptom": "Symptom 现象", "cause": "Cause 原因", "fix": "Fix 解决",
+                  "verify": "Verify 验证", "see also": "See also 另见", "sources": "Sources 来源"}
+_SECTION_RE = re.compile(r"^##[ \t]+(symptoms?|cause|fix|verify|see also)[ \t]*$", re.IGNORECASE | re.MULTILINE)
+APPLIES_NAMES = {"cann": "CANN", "driver": "driver (HDK)", "torch": "PyTorch", "torch_npu": "torch_npu",
+                 "python": "Python", "mindspore": "MindSpore", "chip": "chip"}
+_OPS = {">=": "≥", "<=": "≤", "!=": "≠", "==": "=", "~=": "~=", ">": ">", "<": "<", "=": "="}
+
+
 def entry_header(e: Entry, src: str, check_codes: set[str]) -> str:
-    """Title, Chinese title and summary, metadata table, symptoms and patterns of an entry page."""
+    """Title, Chinese title and summary, metadata table (and, when the body has no Symptom section,
+    the symptoms) of an entry page. The body's sections are relabelled by entry_body()."""
     cat = f"[{CATEGORIES.get(e.category, e.category)}]({rel(src, f'kb/{e.category}/index.md')})"
     checks = ", ".join(f"[{c}]({rel(src, f'checks/{c}.md')})" if c in check_codes else c for c in e.checks)
     codes = ", ".join(f"[{c}]({rel(src, 'error-codes.md')}#{code_anchor(c)})" for c in e.error_codes)
-    applies = ", ".join(f"{esc(k)} {code(v)}" for k, v in e.applies_to.items())
-    rows = [("id", code(e.id)), ("category", cat), ("checks", checks), ("error codes", codes),
-            ("applies to", applies), ("offline", code(f"envcheck kb show {e.id}"))]
-    out = [f"# {esc(e.title)}", "", f'<p class="kb-title-zh" lang="zh"><strong>{esc(e.title_zh)}</strong></p>', ""]
+    applies = "; ".join(version_gates(e))
+    rows = [("id", code(e.id)), ("category 类别", cat), ("checks 检查项", checks),
+            ("error codes 错误码", codes),
+            ("applies to 适用版本", esc(applies)), ("offline 离线", code(f"envcheck kb show {e.id}"))]
+    zh = f'<p class="kb-title-zh" lang="zh"><strong>{esc(e.title_zh)}</strong></p>'
+    out = [f"# {md_inline(e.title)}", "", zh, ""]
     if e.summary_zh:
         out += ['!!! abstract "摘要 Summary"', "", f"    {esc(e.summary_zh)}", ""]
     out += _kv_table([(k, v) for k, v in rows if v])
-    if e.symptoms:
-        out += ["**Symptoms**", ""] + [f"- {code(s)}" for s in e.symptoms] + [""]
-    if e.patterns:
-        out += ['??? example "Patterns envcheck matches in error output"', ""]
-        for p in e.patterns:
-            out += [f"    - regex {code(p.regex)}"] + [f"        - {code(x)}" for x in p.examples]
-        out.append("")
+    if not _section_span(e.body, "symptom"):
+        out += [_heading("symptom"), ""] + symptoms_block(e)
+    if e.applies_to and not _section_span(e.body, "fix"):
+        out += gate_block(e)
     return "\n".join(out) + "\n"
 
 
+def _heading(key: str) -> str:
+    return f"## {SECTION_LABELS[key]} {{ #{key.replace(' ', '-')} }}"
+
+
+def _section_span(body: str, key: str) -> re.Match | None:
+    for m in _SECTION_RE.finditer(body):
+        if _section_key(m.group(1)) == key:
+            return m
+    return None
+
+
+def _section_key(name: str) -> str:
+    low = name.lower()
+    return "symptom" if low.startswith("symptom") else low
+
+
+def symptoms_block(e: Entry) -> list[str]:
+    """The symptoms as a Markdown list (code where the entry backticks it), then the patterns."""
+    out: list[str] = []
+    if e.symptoms:
+        out += ['<p class="envcheck-label">What you see 你会看到</p>', ""]
+        out += [f"- {md_inline(s)}" for s in e.symptoms] + [""]
+    if e.patterns:
+        out += ['??? example "Patterns envcheck matches in error output 报错匹配规则"', ""]
+        for p in e.patterns:
+            out += [f"    - regex {code(p.regex)}"] + [f"        - {code(x)}" for x in p.examples]
+        out.append("")
+    return out
+
+
+def version_gates(e: Entry) -> list[str]:
+    """applies_to in words: {torch_npu: ">=2.1"} -> ["torch_npu ≥ 2.1"]."""
+    out = []
+    for key, spec in e.applies_to.items():
+        name = APPLIES_NAMES.get(str(key), str(key))
+        values = spec if isinstance(spec, (list, tuple)) else [spec]
+        parts = []
+        for v in values:
+            for clause in str(v).split(","):
+                m = re.match(r"^\s*(>=|<=|!=|==|~=|>|<|=)?\s*(.+?)\s*$", clause)
+                if m:
+                    parts.append(f"{_OPS[m.group(1)]} {m.group(2)}" if m.group(1) else m.group(2))
+        if parts:
+            out.append(f"{name} {' and '.join(parts)}")
+    return out
+
+
+def gate_block(e: Entry) -> list[str]:
+    """The version gate, shown at the top of the Fix section: the fix needs these versions."""
+    gates = version_gates(e)
+    if not gates:
+        return []
+    en = "; ".join(gates)
+    return ['!!! warning envcheck-gate "Version gate 版本要求"', "",
+            f"    **Needs {esc(en)}.** 需要 {esc(en)}。", "",
+            "    This fix applies only to these versions; check yours with `envcheck probe`.", ""]
+
+
+def entry_body(e: Entry, body: str) -> str:
+    """The entry's own Markdown with bilingual section headings (stable ids #symptom, #cause, #fix,
+    #verify), the symptom list under Symptom and the version gate under Fix."""
+    def repl(m: re.Match) -> str:
+        key = _section_key(m.group(1))
+        extra: list[str] = []
+        if key == "symptom":
+            extra = symptoms_block(e)
+        elif key == "fix" and e.applies_to:
+            extra = gate_block(e)
+        return "\n".join([_heading(key), ""] + extra)
+
+    seen: set[str] = set()
+
+    def once(m: re.Match) -> str:
+        key = _section_key(m.group(1))
+        if key in seen:
+            return m.group(0)
+        seen.add(key)
+        return repl(m)
+
+    return _SECTION_RE.sub(once, body)
+
+
 def _kv_table(rows: list[tuple[str, str]]) -> list[str]:
-    """A two-column key/value table; the first pair is the header row (no empty header)."""
+    """A two-column key/value table under a small "field / value" header."""
     if not rows:
         return []
-    (k0, v0), rest = rows[0], rows[1:]
-    return [f"| {k0} | {v0} |", "| --- | --- |"] + [f"| {k} | {v} |" for k, v in rest] + [""]
+    return ['<div class="envcheck-facts" markdown>', "", "| field 项 | value 值 |", "| --- | --- |"] \
+        + [f"| {k} | {v} |" for k, v in rows] + ["", "</div>", ""]
 
 
 def entry_footer(e: Entry) -> str:
     if not e.sources:
         return ""
     items = [f"- <{s}>" if re.match(r"^https?://\S+$", s) else f"- {esc(s)}" for s in e.sources]
-    return "\n\n## Sources\n\n" + "\n".join(items) + "\n"
+    return f"\n\n{_heading('sources')}\n\n" + "\n".join(items) + "\n"
 
 
 # ---------------------------------------------------------------------------- listings
 
 def _entry_line(e: Entry, src: str) -> str:
-    return f"| [{esc(e.title)}]({rel(src, entry_src(e))}) | {esc(e.title_zh)} |"
+    return f"| [{md_inline(e.title, table=True)}]({rel(src, entry_src(e))}) | {esc(e.title_zh)} |"
 
 
 def category_page(cat: str, entries: list[Entry]) -> str:
@@ -135,7 +265,7 @@ def checks_index(checks: list[CheckInfo], entries: list[Entry]) -> str:
     out += ["| code | slug | summary | entries |", "| --- | --- | --- | --- |"]
     for c in checks:
         n = sum(1 for e in entries if c.code in e.checks)
-        summary = esc(c.summary) if not c.retired else f"retired in {esc(c.retired)}"
+        summary = md_inline(c.summary, table=True) if not c.retired else f"retired in {esc(c.retired)}"
         out.append(f"| [{c.code}]({rel(src, f'checks/{c.code}.md')}) | {code(c.slug)} | {summary} | {n} |")
     return "\n".join(out) + "\n"
 
@@ -147,11 +277,12 @@ def check_page(c: CheckInfo, entries: list[Entry]) -> str:
         out += [f"Retired in {esc(c.retired)}" + (f", replaced by [{c.replaced_by}]({c.replaced_by}.md)"
                                                   if c.replaced_by else "") + ". The code is never reused.", ""]
     else:
-        out += [f"**{esc(c.summary)}**", ""]
-        out += _kv_table([("section", esc(c.section)), ("can fail", "yes" if c.failable else "no (ok / warn / skip only)"),
-                          ("offline", code("envcheck explain " + c.code))])
+        out += [f"**{md_inline(c.summary)}**", ""]
+        fails = "yes" if c.failable else "no (ok / warn / skip only)"
+        out += _kv_table([("section 部分", esc(c.section)), ("can fail 可失败", fails),
+                          ("offline 离线", code("envcheck explain " + c.code))])
         out += ["## What it checks", ""]
-        out += [esc(c.doc) if c.doc else "_No description._", ""]
+        out += [md_inline(c.doc, emphasis=True) if c.doc else "_No description._", ""]
     linked = [e for e in entries if c.code in e.checks]
     out += ["## Entries", ""]
     out += (["| entry | 中文 |", "| --- | --- |"] + [_entry_line(e, src) for e in linked]) if linked \
@@ -172,7 +303,7 @@ def error_codes_page(entries: Iterable[Entry]) -> str:
         return "\n".join(out + ["No entry lists an error code yet."]) + "\n"
     for c in sorted(by_code, key=lambda s: (s.lstrip("-").upper(), s)):
         out += [f"## {esc(c)} {{ #{code_anchor(c)} }}", ""]
-        out += [f"- [{esc(e.title)}]({rel(src, entry_src(e))}) — {esc(e.title_zh)}" for e in by_code[c]] + [""]
+        out += [f"- [{md_inline(e.title)}]({rel(src, entry_src(e))}) — {esc(e.title_zh)}" for e in by_code[c]] + [""]
     return "\n".join(out)
 
 

@@ -1,48 +1,22 @@
 """The kb site: `mkdocs build --strict` with the generated pages, and a real headless Chromium test."""
 from __future__ import annotations
 
-import functools
-import http.server
 import json
-import os
-import shutil
 import struct
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import pytest
+from _site_session import built_site, chromium, page, serve
 from conftest import DATA, REPO
 
 from envcheck.kb.entries import load_kb
 
 MINI = DATA / "kb-mini"
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--window-size=1280,1000"]
-
-
-def build_site(out: Path, kb: Path | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    env.pop("ENVCHECK_SITE_KB", None)
-    if kb is not None:
-        env["ENVCHECK_SITE_KB"] = str(kb)
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(REPO / "mkdocs.yml"),
-                           "-d", str(out)], capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
 
 
 @pytest.fixture(scope="module")
-def mini_site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site") / "site"
-    p = build_site(out, MINI)
-    assert p.returncode == 0, p.stdout + p.stderr
-    return out
-
-
-def page(site: Path, path: str) -> str:
-    return (site / path / "index.html").read_text(encoding="utf-8")
+def mini_site() -> Path:
+    return built_site(str(MINI))
 
 
 def test_entry_page_shows_chinese_title_summary_and_metadata(mini_site):
@@ -62,7 +36,7 @@ def test_entries_stay_plain_markdown():
     """The site adds titles and metadata at build time: no generator syntax in the entry files."""
     import re
 
-    generator_syntax = re.compile(r"^\s*(!!!|\?\?\?\+?) |<!-- material/|^\s*\{%|\{:", re.M)
+    generator_syntax = re.compile(r"^\s*(!!!|\?\?\?\+?) |<!-- material/|^\s*\{%|\{:", re.MULTILINE)
     for e in load_kb(REPO / "kb").entries + load_kb(MINI).entries:
         m = generator_syntax.search(e.body)
         assert m is None, (e.path, m and m.group(0))
@@ -95,7 +69,8 @@ def test_check_reference_pages(mini_site):
 
 def test_error_code_index(mini_site):
     html = page(mini_site, "error-codes")
-    for code, target in (("EI0006", "hccl-init/hccl-socket-timeout-ei0006"), ("ERR02200", "hccl-timeout/hccl-collective-timeout"),
+    for code, target in (("EI0006", "hccl-init/hccl-socket-timeout-ei0006"),
+                         ("ERR02200", "hccl-timeout/hccl-collective-timeout"),
                          ("EL0004", "out-of-memory/npu-out-of-memory")):
         assert f'id="code-{code.lower()}"' in html
         assert f'href="../kb/{target}/"' in html
@@ -122,11 +97,8 @@ def test_search_index_is_segmented_for_chinese(mini_site):
 
 
 @pytest.fixture(scope="module")
-def real_site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("real") / "site"
-    p = build_site(out)
-    assert p.returncode == 0, p.stdout + p.stderr
-    return out
+def real_site() -> Path:
+    return built_site()
 
 
 @pytest.mark.slow
@@ -139,43 +111,22 @@ def test_real_site_builds_strict(real_site):
 
 # ---------------------------------------------------------------- the browser
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:  # keep pytest output clean
-        pass
-
-
-def _serve(site: Path):
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}/"
-    srv.shutdown()
-    srv.server_close()
-
-
-@pytest.fixture
+@pytest.fixture(scope="module")
 def served(mini_site):
-    yield from _serve(mini_site)
+    with serve(mini_site) as url:
+        yield url
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def served_real(real_site):
-    yield from _serve(real_site)
+    with serve(real_site) as url:
+        yield url
 
 
-@pytest.fixture
-def browser(tmp_path):
-    if not (os.path.exists(CHROMIUM) and shutil.which("chromedriver")):
-        pytest.skip("needs Debian's chromium and chromium-driver (installed by .ci/run)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for flag in CHROMIUM_FLAGS + [f"--user-data-dir={tmp_path / 'profile'}"]:
-        opts.add_argument(flag)
-    driver = webdriver.Chrome(options=opts, service=Service(shutil.which("chromedriver") or CHROMEDRIVER))
-    yield driver
-    driver.quit()
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    with chromium(tmp_path_factory.mktemp("profile")) as driver:
+        yield driver
 
 
 RESULTS_JS = """return Array.from(document.querySelectorAll('li.md-search-result__item')).map(
