@@ -11,7 +11,7 @@ from envcheck.model import Facts, Status
 
 def _run(level: str, checks=None, **opts):
     ctx = Context(facts=Facts(), options={"smoke": level, "device": "cpu", "timeout": None, "python": None, **opts})
-    chosen = checks if checks is not None else [c for c in smoke.CHECKS if c.default]
+    chosen = checks if checks is not None else smoke.planned_checks(level)
     return runner.run(chosen, ctx).findings
 
 
@@ -33,13 +33,30 @@ def test_quick_runs_importability_and_a_few_fast_ops():
     assert len(ops.data["startup_seconds"]) == 1
 
 
-def test_selected_siblings_report_once_and_the_driver_does_not_repeat_them():
+def test_each_smoke_code_is_reported_by_its_own_check_once():
+    """No driver: a selection runs exactly the selected checks, each reporting only its own code, and
+    the op suite they share runs once."""
     chosen = [c for c in smoke.CHECKS if c.code in ("EC403", "EC406", "EC401")]
-    found = _run("quick", checks=chosen)
-    codes = [f.code for f in found]
-    assert codes.count("EC403") == 1 and codes.count("EC406") == 1 and codes.count("EC401") == 1
-    assert codes[:2] == ["EC403", "EC406"]  # siblings run first; EC401 (the driver) last
-    assert set(codes) == {"EC401", "EC402", "EC403", "EC404", "EC405", "EC406"}
+    ctx = Context(facts=Facts(), options={"smoke": "quick", "device": "cpu", "timeout": None, "python": None})
+    found = runner.run(chosen, ctx).findings
+    assert [f.code for f in found] == ["EC401", "EC403", "EC406"]
+    assert ctx.smoke is not None and list(ctx.smoke._cache) == ["import", "suite"]
+
+
+def test_smoke_parts_that_cannot_run_skip_and_name_the_cause(tmp_path):
+    """torch missing in the target interpreter: EC401 fails, the op checks skip "because ... (EC401)"."""
+    from envcheck.smoke.session import Session
+
+    (tmp_path / "bin").mkdir()
+    python = tmp_path / "bin" / "python"
+    python.write_text("#!/bin/sh\nexec /usr/bin/env python3 -S -I \"$@\"\n")
+    python.chmod(0o755)
+    ctx = Context(facts=Facts(), options={"smoke": "quick", "device": "cpu", "timeout": 30, "python": str(python)})
+    ctx.smoke = Session.from_options(ctx.options)
+    found = {f.code: f for f in runner.run(smoke.planned_checks("quick"), ctx).findings}
+    assert found["EC401"].status in (Status.SKIP, Status.FAIL)
+    for code in ("EC403", "EC404", "EC405", "EC406"):
+        assert found[code].status is Status.SKIP and "(EC401)" in found[code].title
 
 
 def test_a_sibling_alone_under_no_smoke_skips():
@@ -55,6 +72,8 @@ def test_codes_slugs_and_docs():
     assert codes["EC401"].slug == "torch-import-failed" and codes["EC401"].default
     assert codes["EC406"].slug == "cpu-fallback" and codes["EC413"].slug == "busbw-below-floor"
     assert [c.code for c in smoke.CHECKS if c.default] == ["EC401"]
+    assert [c.code for c in smoke.planned_checks("none")] == ["EC401"]
+    assert [c.code for c in smoke.planned_checks("full")] == sorted(codes)
     for c in smoke.CHECKS:
         assert c.section == "Smoke tests" and c.failable and len((c.fn.__doc__ or "").strip()) > 80, c.code
 

@@ -6,8 +6,9 @@ EC6xx device network, host tuning and containers.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
+from envcheck.checks import registry
 from envcheck.checks.registry import Check, Context, Retired, index
 from envcheck.checks.runner import run_check
 from envcheck.matrix import Matrix
@@ -50,6 +51,16 @@ def finding(code: str, status: Status, title: str, **kw: Any) -> Finding:
     except KeyError:
         raise ValueError(f"{code} is not a registered check") from None
     return chk.finding(status, title, **kw)
+
+
+def to_run(smoke_level: str | None, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> list[Check]:
+    """The checks a run executes: the default ones plus the EC4xx checks its smoke level plans (every
+    check when --select names it), then --select / --ignore, applied once."""
+    from envcheck.checks import smoke
+
+    planned = set(smoke.planned(smoke_level))
+    chosen = [c for c in all_checks() if c.default or c.code in planned or select]
+    return registry.select(chosen, select, ignore)
 
 
 def judge_compat(facts: Facts, matrix: Matrix | None = None, matrix_path: str | None = None) -> list[Finding]:

@@ -9,6 +9,7 @@ from envcheck.model import Evidence, Facts, Finding, Status
 
 if TYPE_CHECKING:  # pragma: no cover
     from envcheck.matrix import Matrix
+    from envcheck.smoke.session import Session as SmokeSession
 
 CODE_RE = re.compile(r"^EC\d{3}$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -23,6 +24,9 @@ class Context:
     options: Mapping[str, Any] = field(default_factory=dict)
     loaded_matrix: Matrix | None = None
     """A matrix already loaded by the caller; otherwise `matrix` loads `matrix_path` on first use."""
+    smoke: SmokeSession | None = None
+    """The smoke session of this run: the EC4xx checks build it from `options` on first use and
+    read their parts' results from it (each part runs once, in child processes)."""
 
     @property
     def matrix(self) -> Matrix:

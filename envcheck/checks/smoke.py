@@ -1,10 +1,10 @@
 """EC4xx smoke tests: importability, operators, parity, MindSpore and collectives, run in children.
 
-The smoke parts run once per Context (envcheck.smoke.session caches them) and each check reports
-on its part. Only EC401 is a default check: it is the driver and runs last, emitting the findings
-of every smoke code the level plans that no selected sibling emitted already. So `--no-smoke`
-gives one skip line, the default run shows importability plus a quick op subset, and
-`--select EC403` still runs on its own.
+The smoke parts run once per Context (the `SmokeSession` in `ctx.smoke`, built from the options on
+first use) and each EC4xx check reports its own code from that session. Which checks a level runs is
+data (`PLANNED`): `--no-smoke` runs EC401 alone (one skip line), the default run importability plus a
+quick op subset, --full everything; `--select EC403` runs EC403 on its own. A check whose part cannot
+run because an earlier one failed skips and names it ("because EC401 ...").
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator
 
 from envcheck.checks.registry import Check, Context, check
 from envcheck.model import Finding, ev
-from envcheck.smoke.session import Session, session_for
+from envcheck.smoke.session import Session
 
 SECTION = "Smoke tests"
 KB_CANN_ENV = "cann-env-not-loaded"
@@ -49,14 +49,61 @@ def _exceptions(tb: str | None) -> str:
     return "\n".join(lines)
 
 
-def _standalone(c: Check, ctx: Context, body: Body) -> Iterator[Finding]:
-    """A sibling run on its own (--select): skip under --no-smoke, else report its part."""
-    s = session_for(ctx)
-    if not s.plan:
-        yield c.skip("smoke tests skipped (--no-smoke)")
-        return
-    s.emitted.add(c.code)
-    yield from body(c, s)
+# Which EC4xx checks each smoke level runs (the level is --no-smoke / default / --full, or the
+# `envcheck smoke ops|collective` suite).
+PLANNED: dict[str, tuple[str, ...]] = {
+    "none": ("EC401",),
+    "quick": ("EC401", "EC402", "EC403", "EC404", "EC405", "EC406"),
+    "ops": ("EC401", "EC402", "EC403", "EC404", "EC405", "EC406", "EC407", "EC408"),
+    "collective": ("EC401", "EC402", "EC410", "EC411", "EC412", "EC413"),
+    "full": ("EC401", "EC402", "EC403", "EC404", "EC405", "EC406", "EC407", "EC408",
+             "EC410", "EC411", "EC412", "EC413"),
+}
+
+
+def planned(level: str | None) -> tuple[str, ...]:
+    """The EC4xx codes a smoke level runs."""
+    return PLANNED.get(level or "quick", PLANNED["quick"])
+
+
+def session(ctx: Context) -> Session:
+    """The smoke session of this run (built from ctx.options on first use; parts are cached in it)."""
+    if ctx.smoke is None:
+        ctx.smoke = Session.from_options(ctx.options or {})
+    return ctx.smoke
+
+
+def _blocked(code: str, s: Session) -> str | None:
+    """Why this code's part cannot run, naming the part that failed first; None when it can."""
+    if code in ("EC401", "EC402"):
+        return None
+    if s.interrupted:
+        return "not run: interrupted (Ctrl-C) before this part started"
+    if not s.torch_usable():
+        return "not run because torch does not import in the target interpreter (EC401)"
+    if "EC404" <= code <= "EC407":
+        suite = s.suite()
+        if suite is None or suite.fatal:
+            return "not run because the operator suite could not start (EC403)"
+    return None
+
+
+def _smoke_check(code: str, slug: str, summary: str, body: Body, doc: str) -> Check:
+    """Declare one EC4xx check: it reports its own code from the shared smoke session."""
+    def run(c: Check, ctx: Context) -> Iterator[Finding]:
+        s = session(ctx)
+        if not s.plan:
+            yield c.skip("smoke tests skipped (--no-smoke)")
+            return
+        why = _blocked(c.code, s)
+        if why:
+            yield c.skip(why)
+            return
+        yield from body(c, s)
+
+    run.__doc__ = doc
+    run.__name__ = slug.replace("-", "_")
+    return check(code, slug, summary, section=SECTION, default=code == "EC401")(run)
 
 
 # ---- EC401 / EC402: importability ------------------------------------------------------------
@@ -369,61 +416,52 @@ def _busbw_body(c: Check, s: Session) -> Iterator[Finding]:
 
 # ---- declarations ---------------------------------------------------------------------------
 
-def _sibling(code: str, slug: str, summary: str, body: Body, doc: str) -> Check:
-    def run(c: Check, ctx: Context) -> Iterator[Finding]:
-        yield from _standalone(c, ctx, body)
-
-    run.__doc__ = doc
-    run.__name__ = slug.replace("-", "_")
-    return check(code, slug, summary, section=SECTION, default=False)(run)
-
-
 SIBLINGS = (
-    _sibling("EC402", "torch-npu-import-failed", "torch_npu imports in the target interpreter", _torch_npu_body,
+    _smoke_check("EC402", "torch-npu-import-failed", "torch_npu imports in the target interpreter", _torch_npu_body,
              """`import torch_npu` in the target interpreter, in a child with a timeout.
 
     Skips when torch_npu is not installed. A missing CANN library (libhccl.so, libascendcl.so, ...)
     means the CANN environment was not loaded (set_env.sh); the finding links that kb entry. When
     `import torch` already fails (EC401), torch_npu is imported with TORCH_DEVICE_BACKEND_AUTOLOAD=0."""),
-    _sibling("EC403", "op-failed", "operator smoke tests match a float64 CPU reference", _op_failed_body,
+    _smoke_check("EC403", "op-failed", "operator smoke tests match a float64 CPU reference", _op_failed_body,
              """Operators (matmul fp32/fp16/bf16, conv2d, layer_norm, softmax, GELU, embedding,
     cross-entropy backward, AdamW step, autocast + GradScaler, index_put_, scatter_, masked_fill,
     advanced indexing, a custom autograd.Function) run on the device in an isolated worker; each
     result must live on the device and match a float64 CPU reference within its dtype's tolerance.
     Fails per operator that raised, returned a wrong result, or left its result on the CPU."""),
-    _sibling("EC404", "op-crashed", "no operator smoke test crashes the process", _op_crashed_body,
+    _smoke_check("EC404", "op-crashed", "no operator smoke test crashes the process", _op_crashed_body,
              """An operator test that kills its worker (segfault, abort) is reported with the signal
     and the tail of stderr; the remaining tests continue in a fresh worker."""),
-    _sibling("EC405", "op-timeout", "no operator smoke test hangs", _op_timeout_body,
+    _smoke_check("EC405", "op-timeout", "no operator smoke test hangs", _op_timeout_body,
              """An operator test that does not finish within --timeout seconds is killed with its
     whole process group; the remaining tests continue in a fresh worker."""),
-    _sibling("EC406", "cpu-fallback", "no operator silently falls back to the CPU", _fallback_body,
+    _smoke_check("EC406", "cpu-fallback", "no operator silently falls back to the CPU", _fallback_body,
              """Scans the worker's stderr for the CPU-fallback warnings that torch_npu (and PyTorch's
     PrivateUse1 fallback) print straight to stderr ("The operator 'aten::...' is not currently
     supported on the NPU backend and will fall back to run on the CPU") and warns per operator.
     A fallback is slow and silent: the field report's worst pitfall (a loss that never went down)."""),
-    _sibling("EC407", "loss-parity-mismatch", "a tiny Transformer trains the same on the device and the CPU",
+    _smoke_check("EC407", "loss-parity-mismatch", "a tiny Transformer trains the same on the device and the CPU",
              _parity_body,
              """A tiny Transformer block is trained for 20 steps from one seed on the device and on
     the CPU; the loss curves must agree step by step within a relative tolerance. "Compare the loss
     curves before you trust a migration", as one command. Runs with --full / `envcheck smoke ops`."""),
-    _sibling("EC408", "mindspore-check-failed", "mindspore.run_check() passes", _mindspore_body,
+    _smoke_check("EC408", "mindspore-check-failed", "mindspore.run_check() passes", _mindspore_body,
              """When MindSpore is installed in the target interpreter, its own `mindspore.run_check()`
     runs in a child with a timeout; skipped otherwise."""),
-    _sibling("EC410", "collective-init-failed", "every local rank initialises the process group", _init_body,
+    _smoke_check("EC410", "collective-init-failed", "every local rank initialises the process group", _init_body,
              """`envcheck smoke collective` (and --full) spawns N local ranks (env://, 127.0.0.1, a free
     port) and calls init_process_group (hccl / nccl / gloo) with a timeout. Fails naming each rank
     (rank, device, host) that could not set up its device or process group, with its error."""),
-    _sibling("EC411", "collective-wrong-result", "collectives give the right result on every rank",
+    _smoke_check("EC411", "collective-wrong-result", "collectives give the right result on every rank",
              _wrong_body,
              """all_reduce, all_gather, broadcast, reduce_scatter and barrier with exact integer-valued
     data; the result of EVERY rank is checked (hccl_test's table shows only the root's). Fails per
     collective naming the ranks with a wrong result or an error."""),
-    _sibling("EC412", "collective-rank-hung", "no rank hangs in a collective", _hung_body,
+    _smoke_check("EC412", "collective-rank-hung", "no rank hangs in a collective", _hung_body,
              """Every rank reports its progress; when no rank progresses for --timeout seconds, the
     ranks that are furthest behind are named (rank, device, host) as hung and every rank is killed,
     so the run ends within the timeout instead of waiting for HCCL's 1800 s default."""),
-    _sibling("EC413", "busbw-below-floor", "collective bus bandwidth is above the floor", _busbw_body,
+    _smoke_check("EC413", "busbw-below-floor", "collective bus bandwidth is above the floor", _busbw_body,
              """A size sweep (1 KiB..64 MiB by default) reports time, algbw and busbw per collective
     with the nccl-tests formulas (busbw = algbw x 2(n-1)/n for all_reduce, (n-1)/n for all_gather and
     reduce_scatter, 1 for broadcast). With --min-busbw GBPS an average busbw below the floor fails,
@@ -431,54 +469,23 @@ SIBLINGS = (
 )
 
 
-@check("EC401", "torch-import-failed", "torch imports in the target interpreter (drives the smoke tests)",
-       section=SECTION)
-def torch_imports(c: Check, ctx: Context) -> Iterator[Finding]:
+torch_imports = _smoke_check(
+    "EC401", "torch-import-failed", "torch imports in the target interpreter", _torch_body,
     """`import torch` in the target interpreter (--python), in a child with a timeout.
 
     Fails with the real error text when torch cannot be imported. With torch_npu installed and
     CANN not loaded even `import torch` fails: torch auto-loads the torch_npu backend through its
     entry point (TORCH_DEVICE_BACKEND_AUTOLOAD, on by default) and torch_npu cannot find libhccl.so.
     The check retries with TORCH_DEVICE_BACKEND_AUTOLOAD=0 to tell that apart from a broken torch.
-    This check also drives the smoke tests of the default run: --no-smoke skips them, the default
-    runs importability and a quick operator subset, --full the whole operator suite, the parity
-    run, MindSpore's run_check and a 2-rank collective.
-    """
-    s = session_for(ctx)
-    if not s.plan:
-        yield c.skip("smoke tests skipped (--no-smoke)")
-        return
-    for sib in (torch_imports, *SIBLINGS):
-        if sib.code in s.emitted or not _planned(sib.code, s) or not _worth(sib.code, s):
-            continue
-        if s.interrupted:  # Ctrl-C during an earlier part: report what finished, start nothing new
-            break
-        s.emitted.add(sib.code)
-        yield from BODIES[sib.code](sib, s)
+    The smoke level decides which EC4xx checks run (PLANNED): --no-smoke this one alone (a skip), the
+    default importability and a quick operator subset, --full the whole operator suite, the parity run,
+    MindSpore's run_check and a 2-rank collective.
+    """)
+
+CHECKS = (torch_imports, *SIBLINGS)
 
 
-def _worth(code: str, s: Session) -> bool:
-    """In the driver: say why once (EC401 / EC403) instead of a skip line per dependent code."""
-    if code in ("EC401", "EC402"):
-        return True
-    if not s.torch_usable():
-        return False
-    if "EC404" <= code <= "EC407":
-        suite = s.suite()
-        return suite is not None and not suite.fatal
-    return True
-
-
-def _planned(code: str, s: Session) -> bool:
-    part = {"EC401": "import", "EC402": "import", "EC407": "ops:all", "EC408": "mindspore"}.get(
-        code, "ops" if code < "EC410" else "collective")
-    return part in s.plan if ":" in part else s.wants(part)
-
-
-BODIES: dict[str, Body] = {
-    "EC401": _torch_body, "EC402": _torch_npu_body, "EC403": _op_failed_body, "EC404": _op_crashed_body,
-    "EC405": _op_timeout_body, "EC406": _fallback_body, "EC407": _parity_body, "EC408": _mindspore_body,
-    "EC410": _init_body, "EC411": _wrong_body, "EC412": _hung_body, "EC413": _busbw_body,
-}
-# EC401 runs last so that siblings selected explicitly report first and are not repeated.
-CHECKS = (*SIBLINGS, torch_imports)
+def planned_checks(level: str | None) -> list[Check]:
+    """The EC4xx checks a smoke level runs, in family order."""
+    codes = planned(level)
+    return [c for c in CHECKS if c.code in codes]

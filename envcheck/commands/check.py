@@ -34,8 +34,8 @@ def collect_facts(args: argparse.Namespace) -> Facts:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envcheck.checks import all_checks, runner
-    from envcheck.checks.registry import Context, select, wanted
+    from envcheck.checks import runner, to_run
+    from envcheck.checks.registry import Context
     from envcheck.commands._output import emit
 
     facts = collect_facts(args)
@@ -45,10 +45,5 @@ def run(args: argparse.Namespace) -> int:
         from envcheck import matrix
 
         ctx.loaded_matrix = matrix.load(args.matrix)
-    checks = [c for c in all_checks() if c.default or args.select]
-    checks = select(checks, args.select, args.ignore)
-    report = runner.run(checks, ctx, command="check")
-    # A driver check (EC401 runs the smoke suite) may emit findings of sibling codes: honour
-    # --select / --ignore for those too.
-    report.findings = [f for f in report.findings if wanted(f.code, f.slug, args.select, args.ignore)]
+    report = runner.run(to_run(args.smoke, args.select, args.ignore), ctx, command="check")
     return emit(report, args)

@@ -91,10 +91,9 @@ def _table(report: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     from envcheck.checks import runner
     from envcheck.checks.registry import Context
-    from envcheck.checks.smoke import torch_imports
+    from envcheck.checks.smoke import planned_checks
     from envcheck.commands._output import emit
     from envcheck.model import Facts
-    from envcheck.smoke.session import session_for
 
     _validate(args)
     python = args.python or sys.executable
@@ -103,10 +102,10 @@ def run(args: argparse.Namespace) -> int:
             "min_busbw": args.min_busbw, "iters": args.iters, "cases": args.case,
             "progress": _progress if sys.stderr.isatty() else None}
     ctx = Context(facts=Facts(python={"executable": python}), matrix_path=args.matrix, options=opts)
-    report = runner.run([torch_imports], ctx, command=f"smoke {args.suite}")
+    report = runner.run(planned_checks(args.suite), ctx, command=f"smoke {args.suite}")
     table = _table(report) if args.suite == "collective" and not args.verbose else ""
     rc = emit(report, args, before=table)
-    if session_for(ctx).interrupted:
+    if ctx.smoke is not None and ctx.smoke.interrupted:
         print("envcheck: interrupted; the report above shows what finished", file=sys.stderr)
         return 130
     return rc
