@@ -14,7 +14,8 @@ import json
 import os
 import stat
 import tempfile
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from envcheck.errors import UsageError
 

@@ -12,8 +12,8 @@ import select
 import signal
 import subprocess
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from envcheck import lifetime
 
@@ -213,7 +213,7 @@ def spawn(argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | 
     """
     proc = subprocess.Popen(tuple(str(a) for a in argv), stdin=stdin, stdout=stdout, stderr=stderr,
                             env=dict(env) if env is not None else None, cwd=cwd,
-                            start_new_session=True, pass_fds=tuple(pass_fds), close_fds=True)
+                            start_new_session=True, pass_fds=tuple(pass_fds), close_fds=True)  # type: ignore[call-overload]
     lifetime.register_group(proc.pid)
     return proc
 
