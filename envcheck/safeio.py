@@ -164,6 +164,13 @@ def _weigh(root: Any, max_weight: int) -> None:
 def load_yaml_safely(text: str, max_weight: int = MAX_YAML_WEIGHT, max_aliases: int = MAX_YAML_ALIASES) -> Any:
     """yaml.safe_load with alias expansion capped. Raises a yaml.YAMLError subclass (with `.problem`)
     for a bomb, a recursive alias or too many aliases, so callers' `except yaml.YAMLError` applies."""
+    return load_yaml_node_safely(text, max_weight, max_aliases)[1]
+
+
+def load_yaml_node_safely(text: str, max_weight: int = MAX_YAML_WEIGHT,
+                          max_aliases: int = MAX_YAML_ALIASES) -> tuple[Any, Any]:
+    """(composed node or None, constructed data) with the caps of load_yaml_safely; for callers that
+    also need line numbers from the node marks (kb lint)."""
     import yaml
 
     loader_cls = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
@@ -178,10 +185,10 @@ def load_yaml_safely(text: str, max_weight: int = MAX_YAML_WEIGHT, max_aliases: 
         except RecursionError:
             raise yaml_bomb_error()("nested too deeply") from None
         if node is None:
-            return None
+            return None, None
         _weigh(node, max_weight)
         try:
-            return loader.construct_document(node)
+            return node, loader.construct_document(node)
         except RecursionError:
             raise yaml_bomb_error()("nested too deeply") from None
     finally:
@@ -326,3 +333,59 @@ def _umask() -> int:
     old = os.umask(0o022)
     os.umask(old)
     return old
+
+
+# ---------------------------------------------------------------------------- partial reads
+
+class CountingLines:
+    """Iterate a binary stream's lines, counting them; a read error (a truncated or corrupt .gz,
+    an I/O error) ends the iteration and is kept in `.error` instead of discarding what was read.
+
+        reader = CountingLines(gzip.GzipFile(fileobj=fh))
+        for line in reader: ...
+        if reader.error: note it and make the exit status non-ok (reader.partial_note(path))
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self.stream, self.lines, self.bytes, self.error = stream, 0, 0, ""
+
+    def __iter__(self) -> Any:
+        import zlib
+
+        try:
+            for line in self.stream:
+                self.lines += 1
+                self.bytes += len(line)
+                yield line
+        except EOFError as exc:  # gzip: "Compressed file ended before the end-of-stream marker was reached"
+            self.error = f"truncated stream ({exc})"
+        except (OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+            self.error = f"unreadable stream ({getattr(exc, 'strerror', None) or exc})"
+
+    def partial_note(self, label: str) -> str:
+        """'train.log.gz: truncated .gz: read 49,859 lines of a truncated stream (...)' or ''."""
+        if not self.error:
+            return ""
+        kind = "truncated .gz" if label.endswith(".gz") and self.error.startswith("truncated") else "partial read"
+        return f"{label}: {kind}: read {self.lines:,} lines before the {self.error}; results are partial"
+
+
+def walk_errors(top: str) -> tuple[list[str], list[str]]:
+    """(regular files under top, sorted; errors) — an unreadable directory is an error, not silence
+    (os.walk drops them unless told). FIFOs, sockets and devices are skipped (they may block)."""
+    files: list[str] = []
+    errors: list[str] = []
+
+    def onerror(exc: OSError) -> None:
+        errors.append(f"{exc.filename}: cannot read directory ({exc.strerror or exc})")
+
+    for dirpath, dirnames, filenames in os.walk(top, onerror=onerror):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            try:
+                if stat.S_ISREG(os.stat(path).st_mode):
+                    files.append(path)
+            except OSError as exc:
+                errors.append(f"{path}: {exc.strerror or exc}")
+    return files, errors
