@@ -19,6 +19,7 @@ from envcheck import lifetime
 
 MAX_OUTPUT = 1 << 20
 """Bytes of each stream kept from the start (plus MAX_OUTPUT // 4 from the end)."""
+IDLE_CHECK_S = 0.25
 DRAIN_S = 1.0
 """After the child exited and its group was killed: how long to wait for pipes held by a detached daemon."""
 
@@ -68,25 +69,58 @@ class _Capped:
         return text.replace("\r\n", "\n").replace("\r", "\n")  # universal newlines, as text=True did
 
 
-def activity(pid: int) -> tuple[int, int] | None:
-    """(CPU clock ticks, bytes read) used so far by pid, from /proc; None where unavailable.
-    A child whose activity does not change is waiting, not working (a hang, not a slow import)."""
+def _stat_fields(pid: str) -> list[bytes] | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        cpu = int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
-    except (OSError, IndexError, ValueError):
+            return fh.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
         return None
-    rchar = 0
+
+
+def _rchar(pid: str) -> int:
     try:
         with open(f"/proc/{pid}/io", "rb") as fh:
             for line in fh:
                 if line.startswith(b"rchar:"):
-                    rchar = int(line.split()[1])
-                    break
+                    return int(line.split()[1])
     except (OSError, ValueError, IndexError):
         pass
-    return cpu, rchar
+    return 0
+
+
+def activity(pid: int) -> tuple[int, int] | None:
+    """(CPU clock ticks, bytes read) used so far by pid, from /proc(5); None where unavailable.
+    A child whose activity does not change is waiting, not working (a hang, not a slow import)."""
+    fields = _stat_fields(str(pid))
+    if fields is None:
+        return None
+    try:
+        cpu = int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
+    except (IndexError, ValueError):
+        return None
+    return cpu, _rchar(str(pid))
+
+
+def group_activity(pgid: int) -> tuple[int, int] | None:
+    """activity() summed over every process in process group pgid (a wrapper script's children
+    included); None where /proc is unavailable."""
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return None
+    cpu = rchar = 0
+    found = False
+    for pid in pids:
+        fields = _stat_fields(pid)
+        try:
+            if fields is None or int(fields[2]) != pgid:  # pgrp: field 5 of proc(5)
+                continue
+            cpu += int(fields[11]) + int(fields[12])
+        except (IndexError, ValueError):
+            continue
+        rchar += _rchar(pid)
+        found = True
+    return (cpu, rchar) if found else None
 
 
 def _exited(pid: int) -> bool:
@@ -159,8 +193,8 @@ def _wait(proc: subprocess.Popen, outs: dict[int, _Capped], deadline: float,
           idle_timeout: float | None) -> tuple[bool, bool]:
     """Read output until the child exits (not reaped) or a limit passes: (timed_out, idle)."""
     open_fds = list(outs)
-    last_act = activity(proc.pid) if idle_timeout else None
-    act_t = time.monotonic()
+    last_act = group_activity(proc.pid) if idle_timeout else None
+    act_t = checked = time.monotonic()
     nap = 0.005
     while True:
         now = time.monotonic()
@@ -168,8 +202,9 @@ def _wait(proc: subprocess.Popen, outs: dict[int, _Capped], deadline: float,
             return False, False
         if now >= deadline:
             return True, False
-        if idle_timeout is not None:
-            cur = activity(proc.pid)
+        if idle_timeout is not None and now - checked >= IDLE_CHECK_S:
+            checked = now
+            cur = group_activity(proc.pid)
             if cur is None or cur != last_act:
                 last_act, act_t = cur, now
             elif now - act_t >= idle_timeout:
