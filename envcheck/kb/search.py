@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import math
 import os
-import json
+import re
 import stat
 import tempfile
-import re
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
@@ -235,7 +235,7 @@ def build_index(root: Path, stamp: list[list[Any]]) -> dict[str, Any]:
         pats = [p for p in (raw if isinstance(raw, list) else []) if isinstance(p, dict)]
         pattern_text = " ".join(_str(p.get("regex")) + " " + " ".join(_strs(p.get("examples"))) for p in pats)
         declared = sorted({c.upper().lstrip("-") for c in _strs(meta.get("error_codes")) + _strs(meta.get("checks"))})
-        e = {
+        e: dict[str, Any] = {
             "id": eid, "title": _str(meta.get("title")), "title_zh": _str(meta.get("title_zh")),
             "category": _str(meta.get("category")) or Path(rel).parent.name,
             "summary_zh": _str(meta.get("summary_zh")), "path": str(root / rel),
@@ -248,12 +248,12 @@ def build_index(root: Path, stamp: list[list[Any]]) -> dict[str, Any]:
             "summary_zh": e["summary_zh"], "tags": " ".join(_strs(meta.get("tags"))).replace("-", " "),
             "category": e["category"].replace("-", " "), "patterns": pattern_text, "body": body,
         }
-        weights: Counter = Counter()
+        weights: dict[str, float] = {}
         mentions: set[str] = set()
         for name, text in fields.items():
             counts = Counter(tokens(text))
             for tok, n in counts.items():
-                weights[tok] += FIELD_WEIGHTS[name] * (1.0 + math.log(n))
+                weights[tok] = weights.get(tok, 0.0) + FIELD_WEIGHTS[name] * (1.0 + math.log(n))
             if name in ("patterns", "body"):
                 mentions.update(t.upper() for t in counts if CODE_RE.match(t))
         e["mentions"] = sorted(mentions)
@@ -284,7 +284,7 @@ def _expand(query: str, idx: dict[str, Any]) -> list[tuple[str, str, float]]:
 
 def _near(tok: str, vocab: list[str]) -> list[tuple[str, float]]:
     i = bisect_left(vocab, tok)
-    prefixed = []
+    prefixed: list[tuple[str, float]] = []
     while i < len(vocab) and vocab[i].startswith(tok) and len(prefixed) < 5:
         prefixed.append((vocab[i], 0.7))
         i += 1

@@ -53,8 +53,9 @@ def test_free_text_by_shape_without_the_environment(name, value, secret, monkeyp
 
 def test_child_output_quoting_secret_values_is_masked(secret_env):
     # what an import error from a child printed (audit D3: py_leak_torch)
-    text = ("RuntimeError: cannot reach hub, AWS_SECRET_ACCESS_KEY=%s, token %s via %s"
-            % (os.environ["AWS_SECRET_ACCESS_KEY"], os.environ["ASCEND_HUB_TOKEN"], os.environ["http_proxy"]))
+    env = os.environ
+    text = (f"RuntimeError: cannot reach hub, AWS_SECRET_ACCESS_KEY={env['AWS_SECRET_ACCESS_KEY']}, "
+            f"token {env['ASCEND_HUB_TOKEN']} via {env['http_proxy']}")
     out = redact_value(text)
     assert LEAK not in out and MASK in out and "proxy.corp" in out
 
@@ -66,7 +67,8 @@ def test_known_secrets_come_from_secret_names_and_url_passwords(secret_env):
 
 
 def test_scrub_json_and_deep_nesting(secret_env):
-    doc = {"facts": {"env": {k: v for k, v, _ in CORPUS}}, "findings": [{"evidence": [f"{k}={v}" for k, v, _ in CORPUS]}]}
+    doc = {"facts": {"env": {k: v for k, v, _ in CORPUS}},
+           "findings": [{"evidence": [f"{k}={v}" for k, v, _ in CORPUS]}]}
     assert LEAK not in repr(scrub(doc))
     deep: list = []
     cur = deep
