@@ -116,7 +116,47 @@ def resolve_python(value: str) -> str:
     return os.path.abspath(value)
 
 
+def _prepare_streams() -> None:
+    """Unencodable characters (PYTHONIOENCODING=ascii, a non-UTF-8 file name) become escapes, never
+    a UnicodeEncodeError; a closed stdout (`envcheck >&-`) becomes /dev/null with a note."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")
+        if sys.stderr is not None:
+            print("envcheck: note: standard output is closed; the report is discarded", file=sys.stderr)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # not a TextIOWrapper (a test's StringIO)
+            pass
+
+
+def _silence_stdout() -> None:
+    """After EPIPE / ENOSPC on stdout: point fd 1 at /dev/null so the exit-time flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):  # no real fd (captured in tests)
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from envcheck import lifetime
+
+    _prepare_streams()
+    restore = lifetime.install()
+    try:
+        return _main(argv)
+    finally:
+        lifetime.cleanup()
+        restore()
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    from envcheck import lifetime
+
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     try:
@@ -129,15 +169,52 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "python", None):
             args.python = resolve_python(args.python)
         mod = importlib.import_module(module)
-        return int(mod.run(args))
+        rc = int(mod.run(args))
+        sys.stdout.flush()
     except EnvcheckError as exc:
-        print(f"envcheck: error: {exc}", file=sys.stderr)
+        print(f"envcheck: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("envcheck: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (lifetime.Terminated)
+        signum = getattr(exc, "signum", 2)
+        print("envcheck: interrupted" if signum == 2 else f"envcheck: terminated ({lifetime.Terminated(signum).name})",
+              file=sys.stderr)
+        return 128 + signum
     except BrokenPipeError:  # `envcheck | head`
+        _silence_stdout()
         return 0
+    except OSError as exc:
+        if _is_stdout_error(exc):
+            _silence_stdout()
+            print(f"envcheck: error: cannot write the report to standard output: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return 2
+        print(f"envcheck: error: {_one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except (RecursionError, MemoryError) as exc:
+        print(f"envcheck: error: input too large or too deeply nested ({type(exc).__name__})", file=sys.stderr)
+        return 2
+    except Exception as exc:  # an envcheck bug: one line; the traceback with ENVCHECK_DEBUG=1
+        if os.environ.get("ENVCHECK_DEBUG"):
+            raise
+        print(f"envcheck: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
+              "(ENVCHECK_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 2
+    got = lifetime.received()
+    if rc == 130 and got:  # a command that reported what finished after SIGTERM / SIGHUP
+        return 128 + got
+    return rc
+
+
+def _is_stdout_error(exc: OSError) -> bool:
+    import errno
+
+    return exc.errno in (errno.ENOSPC, errno.EPIPE, errno.EBADF, errno.EIO, errno.EDQUOT)
+
+
+def _one_line(text: str, limit: int = 500) -> str:
+    """One line, at most `limit` characters (an error quoting a huge value stays readable)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[:limit] + f"... ({len(line) - limit:,} more characters)"
 
 
 if __name__ == "__main__":  # pragma: no cover

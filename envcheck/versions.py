@@ -41,6 +41,20 @@ _PRE_RE = re.compile(r"^[.-](alpha|beta|rc)\.?(\d+)", re.I)
 _POST_RE = re.compile(r"^[.-](b|spc)?(\d+)", re.I)
 
 Key = Tuple[Any, ...]
+MAX_DIGITS = 32
+"""Longest number accepted in a version component (a 4,300-digit one is an input error, not a ValueError)."""
+
+
+def _show(raw: object) -> str:
+    """repr of a version string for an error message, cut to 60 characters (the input may be huge)."""
+    text = str(raw)
+    return repr(text) if len(text) <= 60 else repr(text[:60]) + f"... ({len(text):,} characters)"
+
+
+def _int(text: str, raw: object) -> int:
+    if len(text) > MAX_DIGITS:
+        raise VersionError(f"{_show(raw)}: a version number has more than {MAX_DIGITS} digits")
+    return int(text)
 
 
 @functools.total_ordering
@@ -53,27 +67,27 @@ class AscendVersion:
         text = raw.strip()
         m = _HEAD.match(text)
         if not m:
-            raise VersionError(f"{raw!r} is not a CANN / HDK version (expected e.g. 8.0.RC1, 8.1.0, 24.1.rc2)")
+            raise VersionError(f"{_show(raw)} is not a CANN / HDK version (expected e.g. 8.0.RC1, 8.1.0, 24.1.rc2)")
         self.raw = text
-        self.major, self.minor = int(m.group(1)), int(m.group(2))
+        self.major, self.minor = _int(m.group(1), raw), _int(m.group(2), raw)
         if m.group(3):
-            self.stage, self.number = _RC, int(m.group(4))
+            self.stage, self.number = _RC, _int(m.group(4), raw)
         elif m.group(5):
-            self.stage, self.number = _T, int(m.group(6))
+            self.stage, self.number = _T, _int(m.group(6), raw)
         else:
-            self.stage, self.number = _FINAL, int(m.group(7))
+            self.stage, self.number = _FINAL, _int(m.group(7), raw)
         rest = text[m.end():]
         pre = _PRE_RE.match(rest)
         self.pre: tuple[int, int] = (_NONE, 0)
         if pre:
-            self.pre = (_PRE[pre.group(1).lower()], int(pre.group(2)))
+            self.pre = (_PRE[pre.group(1).lower()], _int(pre.group(2), raw))
             rest = rest[pre.end():]
         post: list[tuple[int, int]] = []
         while rest:
             pm = _POST_RE.match(rest)
             if not pm:
-                raise VersionError(f"{raw!r} is not a CANN / HDK version (cannot read {rest!r})")
-            post.append((_POST[(pm.group(1) or "").lower()], int(pm.group(2))))
+                raise VersionError(f"{_show(raw)} is not a CANN / HDK version (cannot read {_show(rest)})")
+            post.append((_POST[(pm.group(1) or "").lower()], _int(pm.group(2), raw)))
             rest = rest[pm.end():]
         self.post = tuple(post)
         self.key: Key = (self.major, self.minor, self.stage, self.number, self.pre, self.post)
@@ -139,17 +153,19 @@ class AscendVersion:
 def parse_ascend(text: str) -> AscendVersion:
     """Parse a CANN / HDK / firmware version string; raises VersionError."""
     if not isinstance(text, str):
-        raise VersionError(f"{text!r} is not a version string")
+        raise VersionError(f"{_show(text)} is not a version string")
     return AscendVersion(text)
 
 
 @functools.lru_cache(maxsize=1024)
 def parse_pep440(text: str) -> Version:
     """Parse torch / torch_npu / Python / MindSpore versions (``2.1.0.post6``, ``2.1.0+cpu``)."""
+    if any(len(run) > MAX_DIGITS for run in re.findall(r"\d+", str(text))):
+        raise VersionError(f"{_show(text)}: a version number has more than {MAX_DIGITS} digits")
     try:
         return Version(str(text).strip())
-    except InvalidVersion:
-        raise VersionError(f"{text!r} is not a PEP 440 version (expected e.g. 2.1.0, 2.1.0.post6)") from None
+    except (InvalidVersion, ValueError):
+        raise VersionError(f"{_show(text)} is not a PEP 440 version (expected e.g. 2.1.0, 2.1.0.post6)") from None
 
 
 def base_release(text: str, width: int = 3) -> tuple[int, ...]:
@@ -191,9 +207,9 @@ class PyRange:
             self.lo = _py_tuple(parts[0])
             self.hi = _py_tuple(parts[1])
         except VersionError:
-            raise VersionError(f"{text!r} is not a Python range (expected e.g. 3.8-3.10)") from None
+            raise VersionError(f"{_show(text)} is not a Python range (expected e.g. 3.8-3.10)") from None
         if self.lo[:2] > self.hi[:2]:
-            raise VersionError(f"Python range {text!r} runs backwards")
+            raise VersionError(f"Python range {_show(text)} runs backwards")
 
     def __contains__(self, version: str) -> bool:
         v = _py_tuple(version, pad=True)
@@ -217,8 +233,8 @@ def _py_tuple(text: str, pad: bool = False) -> tuple[int, ...]:
         if pad:  # an interpreter version such as 3.10.12rc1 or 3.13.0+
             rel = parse_pep440(text).release
             return tuple(list(rel[:3]) + [0] * (3 - len(rel[:3])))
-        raise VersionError(f"{text!r} is not a Python version")
-    nums = tuple(int(p) for p in text.strip().split("."))
+        raise VersionError(f"{_show(text)} is not a Python version")
+    nums = tuple(_int(p, text) for p in text.strip().split("."))
     if pad:
         nums = nums + (0,) * (3 - len(nums))
     return nums

@@ -91,7 +91,7 @@ def test_cache_is_outside_the_kb_and_follows_edits(tmp_path):
     shutil.copytree(MINI, kb)
     before = sorted(p for p in kb.rglob("*"))
     assert ids("tokenizer", kb) == []
-    cached = list((tmp_path / "cache").glob("kb-index-*.pickle"))
+    cached = list((tmp_path / "cache").glob("kb-index-*.json"))
     assert len(cached) == 1
     assert sorted(p for p in kb.rglob("*")) == before  # nothing written into the kb
     f = kb / "performance" / "log-level-debug.md"
@@ -106,8 +106,8 @@ def test_corrupt_or_unwritable_cache_is_ignored(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     cache.mkdir()
     assert ids("EI0006")[0] == "hccl-socket-timeout-ei0006"
-    (pickled,) = cache.glob("*.pickle")
-    pickled.write_bytes(b"not a pickle")
+    (pickled,) = cache.glob("kb-index-*.json")
+    pickled.write_bytes(b"not JSON")
     assert ids("EI0006")[0] == "hccl-socket-timeout-ei0006"
     monkeypatch.setenv("ENVCHECK_CACHE_DIR", "/proc/no-such-dir")
     assert ids("EI0006")[0] == "hccl-socket-timeout-ei0006"

@@ -59,8 +59,10 @@ def split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int]
     m = FRONT_RE.match(text)
     if not m:
         raise EntryError(path, 1, "missing YAML front matter (a '---' block at the top)")
+    from envcheck.safeio import load_yaml_safely
+
     try:
-        meta = yaml.safe_load(m.group(1)) or {}
+        meta = load_yaml_safely(m.group(1)) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = (mark.line + 2) if mark is not None else 1
@@ -79,18 +81,50 @@ def _tuple(v: Any) -> tuple:
     return (v,)
 
 
+MAX_ENTRY_BYTES = 1024 * 1024
+_SCALAR = (str, int, float)
+_LISTS = ("symptoms", "checks", "error_codes", "tags", "sources")
+_TEXTS = ("id", "title", "title_zh", "category", "summary_zh")
+
+
+def check_types(meta: dict[str, Any], path: Path) -> None:
+    """EntryError (one line) for front-matter fields of the wrong type, before anything uses them."""
+    for key in _TEXTS:
+        v = meta.get(key)
+        if v is not None and (not isinstance(v, _SCALAR) or isinstance(v, bool)):
+            raise EntryError(path, 2, f"{key} must be a string, got {type(v).__name__}")
+    for key in _LISTS:
+        v = meta.get(key)
+        if v is None or isinstance(v, _SCALAR) and not isinstance(v, bool) and key not in ("checks", "error_codes"):
+            continue
+        if not isinstance(v, list) or not all(isinstance(x, _SCALAR) and not isinstance(x, bool) for x in v):
+            raise EntryError(path, 2, f"{key} must be a list of strings")
+    pats = meta.get("patterns")
+    if pats is not None:
+        if not isinstance(pats, list):
+            raise EntryError(path, 2, f"patterns must be a list of {{regex, examples}} mappings, "
+                                      f"got {type(pats).__name__}")
+        for i, p in enumerate(pats):
+            if not isinstance(p, dict) or not isinstance(p.get("regex"), str):
+                raise EntryError(path, 2, f"patterns[{i}] must be a mapping with a regex string")
+            ex = p.get("examples")
+            if ex is not None and not (isinstance(ex, list) and all(isinstance(x, str) for x in ex)):
+                raise EntryError(path, 2, f"patterns[{i}].examples must be a list of strings")
+    at = meta.get("applies_to")
+    if at is not None and not isinstance(at, dict):
+        raise EntryError(path, 2, "applies_to must be a mapping")
+
+
 def parse_entry(path: Path) -> Entry:
+    from envcheck.safeio import InputError, read_text_bounded
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EntryError(path, 1, f"cannot read: {exc}") from None
+        text = read_text_bounded(path, MAX_ENTRY_BYTES)
+    except InputError as exc:
+        raise EntryError(path, 1, str(exc)) from None
     meta, body, _ = split_front_matter(text, path)
-    pats = []
-    for p in _tuple(meta.get("patterns")):
-        if isinstance(p, dict):
-            pats.append(Pattern(str(p.get("regex", "")), tuple(str(x) for x in _tuple(p.get("examples")))))
-        else:
-            pats.append(Pattern(str(p)))
+    check_types(meta, path)
+    pats = [Pattern(p["regex"], tuple(_tuple(p.get("examples")))) for p in _tuple(meta.get("patterns"))]
     return Entry(
         id=str(meta.get("id", path.stem)),
         title=str(meta.get("title", "")),

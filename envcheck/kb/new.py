@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,8 +99,28 @@ def write(d: Draft, kb: Path) -> Path:
     clash = next(iter(sorted(kb.glob(f"*/{d.id}.md"))), None)
     if clash is not None:
         raise UsageError(f"{clash} already exists; entry ids are unique and files are never overwritten")
-    target = kb / d.category / f"{d.id}.md"
-    target.parent.mkdir(exist_ok=True)
-    with open(target, "x", encoding="utf-8") as fh:  # "x": fail rather than overwrite, even in a race
-        fh.write(render(d))
+    cat = kb / d.category
+    target = cat / f"{d.id}.md"
+    if os.path.lexists(target):  # also a dangling symlink: never write through it
+        raise UsageError(f"{target} already exists (or is a symlink); entry ids are unique and files are never "
+                         "overwritten")
+    if os.path.lexists(cat) and (os.path.islink(cat) or not os.path.isdir(cat)):
+        raise UsageError(f"{cat} is not a directory; cannot create the entry there")
+    try:
+        cat.mkdir(exist_ok=True)
+        # O_EXCL|O_NOFOLLOW: fail rather than overwrite or follow a symlink, even in a race
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except FileExistsError:
+        raise UsageError(f"{target} already exists; entry ids are unique and files are never overwritten") from None
+    except OSError as exc:
+        raise UsageError(f"cannot create {target}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(render(d))
+    except OSError as exc:
+        try:
+            os.unlink(target)
+        except OSError:
+            pass
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
     return target

@@ -4,24 +4,30 @@ Tokens: lower-cased ASCII words (``torch_npu`` also yields ``torch`` and ``npu``
 character bigrams, so Chinese queries work without a segmenter. An error or check code in the
 query (``EI0006``, ``ERR02200``, ``EC201``) puts the entries that declare it first, then entries that
 mention it in patterns, examples or body. Unknown query words fall back to prefix and difflib
-matches over the vocabulary. The index is cached (pickle) in the user cache dir, keyed by the kb
-files' paths, sizes and mtimes; it is never written inside the kb or the package.
+matches over the vocabulary. The index is cached as JSON (data, never code: no pickle) in the user
+cache dir, keyed by the kb files' paths, sizes and mtimes, and validated before use (a cache file
+that is not ours, not a regular file, or not the expected shape is ignored and rebuilt); it is
+never written inside the kb or the package.
 """
 from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import math
 import os
-import pickle
 import re
+import stat
+import tempfile
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-INDEX_VERSION = 6
+INDEX_VERSION = 7
+MAX_CACHE_BYTES = 64 * 1024 * 1024
+MAX_ENTRY_BYTES = 1024 * 1024
 FIELD_WEIGHTS = {
     "id": 3.0, "title": 3.0, "title_zh": 3.0, "codes": 3.0, "symptoms": 2.0, "summary_zh": 2.0,
     "tags": 1.5, "category": 1.5, "patterns": 1.0, "body": 1.0,
@@ -80,15 +86,18 @@ def tokens(text: str) -> list[str]:
 
 # ---------------------------------------------------------------------------- index
 
-def _stamp(root: Path) -> list[tuple[str, int, int]]:
-    out = []
+def _stamp(root: Path) -> list[list[Any]]:
+    out: list[list[Any]] = []
     for cat in sorted(os.scandir(root), key=lambda d: d.name):
         if not cat.is_dir() or cat.name.startswith((".", "_")):
             continue
         for f in os.scandir(cat.path):
             if f.name.endswith(".md"):
-                st = f.stat()
-                out.append((f"{cat.name}/{f.name}", st.st_mtime_ns, st.st_size))
+                try:
+                    st = f.stat()
+                except OSError:  # a dangling symlink
+                    continue
+                out.append([f"{cat.name}/{f.name}", st.st_mtime_ns, st.st_size])
     out.sort()
     return out
 
@@ -106,34 +115,83 @@ def _cache_file(root: Path) -> Path | None:
     if d is None:
         return None
     key = hashlib.sha1(str(root.resolve()).encode()).hexdigest()[:16]
-    return d / f"kb-index-{key}.pickle"
+    return d / f"kb-index-{key}.json"
 
 
 def load_index(root: Path) -> dict[str, Any]:
-    """The search index of root, from the cache when the files are unchanged."""
+    """The search index of root, from the cache when the files are unchanged and the cache is valid."""
     stamp = _stamp(root)
     cf = _cache_file(root)
     if cf is not None:
-        try:
-            with open(cf, "rb") as fh:
-                idx = pickle.load(fh)
-            if idx.get("version") == INDEX_VERSION and idx.get("stamp") == stamp:
-                return idx
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError):
-            pass
+        idx = _read_cache(cf)
+        if idx is not None and idx.get("stamp") == stamp:
+            return idx
     idx = build_index(root, stamp)
     if cf is not None:
         _write_cache(cf, idx)
     return idx
 
 
+def _read_cache(cf: Path) -> dict[str, Any] | None:
+    """The cached index when cf is a regular file of ours holding a well-formed index, else None."""
+    from envcheck.safeio import InputError, load_json_checked, read_text_bounded
+
+    try:
+        st = os.lstat(cf)
+        if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+            return None  # a symlink, a FIFO or a file another user planted in a shared cache dir
+        idx = load_json_checked(read_text_bounded(cf, MAX_CACHE_BYTES), dict, str(cf), max_depth=8)
+    except (OSError, InputError):
+        return None
+    return idx if valid_index(idx) else None
+
+
+def valid_index(idx: Any) -> bool:
+    """True when idx has exactly the shape build_index produces (types and index ranges)."""
+    try:
+        if not isinstance(idx, dict) or idx.get("version") != INDEX_VERSION:
+            return False
+        entries, postings, vocab, stamp = idx["entries"], idx["postings"], idx["vocab"], idx["stamp"]
+        if not (isinstance(entries, list) and isinstance(postings, dict) and isinstance(vocab, list)
+                and isinstance(stamp, list)):
+            return False
+        for row in stamp:
+            if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str)
+                    and all(type(x) is int for x in row[1:])):
+                return False
+        for e in entries:
+            if not isinstance(e, dict):
+                return False
+            for k in ("id", "title", "title_zh", "category", "summary_zh", "path"):
+                if not isinstance(e.get(k), str):
+                    return False
+            for k in ("error_codes", "checks", "declared", "mentions"):
+                if not (isinstance(e.get(k), list) and all(isinstance(x, str) for x in e[k])):
+                    return False
+        n = len(entries)
+        for tok, plist in postings.items():
+            if not isinstance(plist, list):
+                return False
+            for p in plist:
+                if not (isinstance(p, list) and len(p) == 2 and type(p[0]) is int and 0 <= p[0] < n
+                        and isinstance(p[1], (int, float)) and math.isfinite(p[1])):
+                    return False
+        return vocab == sorted(postings) and all(isinstance(v, str) for v in vocab)
+    except (KeyError, TypeError, AttributeError):
+        return False
+
+
 def _write_cache(cf: Path, idx: dict[str, Any]) -> None:
     try:
         cf.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cf.with_suffix(f".{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
-            pickle.dump(idx, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, cf)
+        fd, tmp = tempfile.mkstemp(prefix=cf.name + ".", suffix=".tmp", dir=str(cf.parent))
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(idx, fh, ensure_ascii=False, separators=(",", ":"))
+            os.replace(tmp, cf)
+        except BaseException:
+            os.unlink(tmp)
+            raise
     except OSError:
         pass  # a read-only home is fine: search just rebuilds next time
 
@@ -142,38 +200,46 @@ def _front_matter(path: Path) -> tuple[dict, str] | None:
     import yaml
 
     from envcheck.kb.entries import FRONT_RE
+    from envcheck.safeio import InputError, load_yaml_safely, read_text_bounded
 
     try:
-        m = FRONT_RE.match(path.read_text(encoding="utf-8"))
-        meta = yaml.load(m.group(1), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if m else None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        m = FRONT_RE.match(read_text_bounded(path, MAX_ENTRY_BYTES))
+        meta = load_yaml_safely(m.group(1)) if m else None
+    except (InputError, yaml.YAMLError):
         return None
-    return (meta, m.group(2)) if isinstance(meta, dict) else None
+    return (meta, m.group(2)) if isinstance(meta, dict) and m else None
 
 
 def _strs(v: Any) -> list[str]:
+    """A front-matter list of scalars as strings (a scalar is a one-item list; nested values dropped)."""
     if v is None:
         return []
-    return [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
+    items = v if isinstance(v, (list, tuple)) else [v]
+    return [str(x) for x in items if isinstance(x, (str, int, float)) and not isinstance(x, bool)]
 
 
-def build_index(root: Path, stamp: list[tuple[str, int, int]]) -> dict[str, Any]:
+def _str(v: Any) -> str:
+    return str(v) if isinstance(v, (str, int, float)) and not isinstance(v, bool) else ""
+
+
+def build_index(root: Path, stamp: list[list[Any]]) -> dict[str, Any]:
     entries: list[dict[str, Any]] = []
-    postings: dict[str, list[tuple[int, float]]] = {}
+    postings: dict[str, list[list[Any]]] = {}
     for rel, _m, _s in stamp:
         got = _front_matter(root / rel)
         if got is None:
             continue
         meta, body = got
-        eid = str(meta.get("id") or Path(rel).stem)
-        pats = [p for p in meta.get("patterns") or [] if isinstance(p, dict)]
-        pattern_text = " ".join(str(p.get("regex", "")) + " " + " ".join(_strs(p.get("examples"))) for p in pats)
+        eid = _str(meta.get("id")) or Path(rel).stem
+        raw = meta.get("patterns")
+        pats = [p for p in (raw if isinstance(raw, list) else []) if isinstance(p, dict)]
+        pattern_text = " ".join(_str(p.get("regex")) + " " + " ".join(_strs(p.get("examples"))) for p in pats)
         declared = sorted({c.upper().lstrip("-") for c in _strs(meta.get("error_codes")) + _strs(meta.get("checks"))})
-        e = {
-            "id": eid, "title": str(meta.get("title") or ""), "title_zh": str(meta.get("title_zh") or ""),
-            "category": str(meta.get("category") or Path(rel).parent.name),
-            "summary_zh": str(meta.get("summary_zh") or ""), "path": str(root / rel),
-            "error_codes": tuple(_strs(meta.get("error_codes"))), "checks": tuple(_strs(meta.get("checks"))),
+        e: dict[str, Any] = {
+            "id": eid, "title": _str(meta.get("title")), "title_zh": _str(meta.get("title_zh")),
+            "category": _str(meta.get("category")) or Path(rel).parent.name,
+            "summary_zh": _str(meta.get("summary_zh")), "path": str(root / rel),
+            "error_codes": _strs(meta.get("error_codes")), "checks": _strs(meta.get("checks")),
             "declared": declared,
         }
         fields = {
@@ -182,19 +248,19 @@ def build_index(root: Path, stamp: list[tuple[str, int, int]]) -> dict[str, Any]
             "summary_zh": e["summary_zh"], "tags": " ".join(_strs(meta.get("tags"))).replace("-", " "),
             "category": e["category"].replace("-", " "), "patterns": pattern_text, "body": body,
         }
-        weights: Counter = Counter()
+        weights: dict[str, float] = {}
         mentions: set[str] = set()
         for name, text in fields.items():
             counts = Counter(tokens(text))
             for tok, n in counts.items():
-                weights[tok] += FIELD_WEIGHTS[name] * (1.0 + math.log(n))
+                weights[tok] = weights.get(tok, 0.0) + FIELD_WEIGHTS[name] * (1.0 + math.log(n))
             if name in ("patterns", "body"):
                 mentions.update(t.upper() for t in counts if CODE_RE.match(t))
         e["mentions"] = sorted(mentions)
         i = len(entries)
         entries.append(e)
         for tok, w in weights.items():
-            postings.setdefault(tok, []).append((i, w))
+            postings.setdefault(tok, []).append([i, w])
     return {"version": INDEX_VERSION, "stamp": stamp, "entries": entries, "postings": postings,
             "vocab": sorted(postings)}
 
@@ -218,7 +284,7 @@ def _expand(query: str, idx: dict[str, Any]) -> list[tuple[str, str, float]]:
 
 def _near(tok: str, vocab: list[str]) -> list[tuple[str, float]]:
     i = bisect_left(vocab, tok)
-    prefixed = []
+    prefixed: list[tuple[str, float]] = []
     while i < len(vocab) and vocab[i].startswith(tok) and len(prefixed) < 5:
         prefixed.append((vocab[i], 0.7))
         i += 1

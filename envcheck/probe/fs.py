@@ -124,10 +124,12 @@ class Root:
         if not os.path.lexists(hp):
             return None
         try:
-            with open(hp, "rb") as fh:
-                data = fh.read(MAX_BYTES + 1)
+            data = read_head(hp, MAX_BYTES + 1)
         except IsADirectoryError:
             self.errors[f"{kind}:{path}"] = "is a directory, expected a file"
+            return None
+        except ProbeError as exc:
+            self.errors[f"{kind}:{path}"] = str(exc)
             return None
         except OSError as exc:
             self.errors[f"{kind}:{path}"] = exc.strerror or str(exc)
@@ -140,6 +142,30 @@ class Root:
 
     def note(self, key: str, why: str) -> None:
         self.errors[key] = why
+
+
+def read_head(host_path: str, limit: int) -> bytes:
+    """At most `limit` bytes of a regular file. Opened O_NONBLOCK and type-checked on the open
+    descriptor, so a named pipe or a device planted as a version file never blocks the probe."""
+    fd = os.open(host_path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory")
+        if not stat.S_ISREG(st.st_mode):
+            what = ("a named pipe" if stat.S_ISFIFO(st.st_mode) else "a character device" if stat.S_ISCHR(st.st_mode)
+                    else "a block device" if stat.S_ISBLK(st.st_mode) else "a socket")
+            raise ProbeError(f"is {what}, expected a regular file")
+        chunks, got = [], 0
+        while got < limit:
+            chunk = os.read(fd, limit - got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def decode(data: bytes) -> str:

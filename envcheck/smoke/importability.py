@@ -113,10 +113,10 @@ class Importability:
         return got
 
 
-def _attempt(python: str, env_extra: dict[str, str], timeout: float) -> Attempt:
+def _attempt(python: str, env_extra: dict[str, str], timeout: float, idle_timeout: float | None = None) -> Attempt:
     env = dict(os.environ)
     env.update(env_extra)
-    done = subproc.run([python, "-c", _PROBE], timeout=timeout, env=env)
+    done = subproc.run([python, "-c", _PROBE], timeout=timeout, env=env, idle_timeout=idle_timeout)
     att = Attempt(env_extra, done.rc, done.timed_out, done.error, done.stderr)
     marker = done.stdout.rfind("@@ENVCHECK@@")
     if marker >= 0:
@@ -127,13 +127,17 @@ def _attempt(python: str, env_extra: dict[str, str], timeout: float) -> Attempt:
     return att
 
 
-def probe(python: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Importability:
-    """Import torch (and torch_npu when installed) in `python`; retry with auto-loading off on failure."""
+def probe(python: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+          idle_timeout: float | None = None) -> Importability:
+    """Import torch (and torch_npu when installed) in `python`; retry with auto-loading off on failure.
+
+    `timeout` bounds each child; `idle_timeout` gives up earlier on a child that does nothing
+    (no CPU, no reads: a hang, e.g. an interpreter that sleeps at start-up)."""
     python = python or sys.executable
-    res = Importability(python, _attempt(python, {}, timeout))
+    res = Importability(python, _attempt(python, {}, timeout, idle_timeout))
     torch = res.plain.module("torch")
     if torch is not None and not torch.get("ok") and res.installed.get("torch_npu"):
-        res.no_autoload = _attempt(python, {AUTOLOAD: "0"}, timeout)
+        res.no_autoload = _attempt(python, {AUTOLOAD: "0"}, timeout, idle_timeout)
     return res
 
 

@@ -1,11 +1,14 @@
 """Spawn N local ranks for the collective suite and watch them: name ranks that fail or hang.
 
-Each rank (``python -m envcheck.smoke.rank``) writes JSON lines with its progress. The launcher
-polls them; when no rank makes progress for `timeout` seconds (120 s while a rank is still
-importing torch) the ranks still alive are killed
-(whole process groups) and the ones that are furthest behind are named as hung. A rank that exits
-with an error is named with its error text; the others get a short grace to finish, then are
-torn down, so the whole run ends within the timeout.
+Each rank (``python -m envcheck.smoke.rank``) writes JSON lines with its progress (phases). The
+launcher polls them and, as a heartbeat that needs no cooperation from the rank, the CPU time each
+rank uses (/proc). The run is declared stalled when no rank reached a new phase AND no rank was busy
+for `timeout` seconds (120 s while a rank is still importing torch); a rank that keeps computing
+(a slow rendezvous or import on a loaded machine) extends that up to twice the limit. Then the
+ranks still alive are killed (whole process groups) and the ranks the others progressed past are
+named as hung (those furthest behind; among them, the ones that were idle). So attribution does
+not depend on how fast ranks start. A rank that exits with an error is named with its error text;
+the others get a short grace to finish, then are torn down.
 """
 from __future__ import annotations
 
@@ -13,18 +16,20 @@ import json
 import os
 import socket
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from envcheck import subproc
+from envcheck import lifetime, subproc
 from envcheck.smoke.bandwidth import size_sweep
 from envcheck.smoke.collective import SWEEP_OPS, aggregate
 
 FAIL_GRACE_S = 3.0
 STARTUP_ALLOWANCE_S = 120.0
 POLL_S = 0.05
+BUSY_WINDOW_S = 1.0
+BUSY_CPU_S = 0.1
+"""A rank that used at least this much CPU in one BUSY_WINDOW_S window is working, not hung."""
 
 
 @dataclass
@@ -43,7 +48,11 @@ class RankState:
     rc: int | None = None
     killed: bool = False
     stderr_tail: str = ""
+    busy_t: float = 0.0
+    """Last time the rank used CPU (BUSY_CPU_S per BUSY_WINDOW_S): a heartbeat read from /proc."""
     _pos: int = 0
+    _cpu: int | None = None
+    _cpu_t: float = 0.0
 
     @property
     def phase(self) -> str:
@@ -95,7 +104,7 @@ def launch(nproc: int, device: str = "cpu", sizes: Sequence[int] | None = None,
     sizes = size_sweep() if sizes is None else list(sizes)
     kind = device.split(":")[0]
     t0 = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="envcheck-coll-") as tmp:
+    with lifetime.temp_dir("envcheck-coll-") as tmp:
         ranks = [RankState(r, "cpu" if kind == "cpu" else f"{kind}:{r}", socket.gethostname())
                  for r in range(nproc)]
         res = LaunchResult(nproc, kind, SPECS[kind].backend if kind in SPECS else "?", ranks, timeout=timeout)
@@ -128,10 +137,10 @@ def _start(ranks: list[RankState], tmp: str, kind: str, sizes: Sequence[int], op
     port = free_port()
     argv = [python, "-m", "envcheck.smoke.rank", "--out", tmp, "--device", kind,
             "--sizes", ",".join(map(str, sizes)), "--ops", ",".join(ops), "--iters", str(iters),
-            # The process-group timeout is longer than the launcher's stall watchdog on purpose:
-            # the watchdog fires first and names the rank that is behind, instead of the healthy
-            # rank that gave up waiting for it.
-            "--timeout", str(2 * timeout + 5)]
+            # The process-group timeout is longer than the launcher's stall watchdog (at most
+            # 2 x timeout) on purpose: the watchdog fires first and names the rank that is behind,
+            # instead of the healthy rank that gave up waiting for it.
+            "--timeout", str(3 * timeout + 5)]
     now = time.monotonic()
     for st in ranks:
         err = open(os.path.join(tmp, f"rank{st.rank}.err"), "wb")
@@ -142,7 +151,21 @@ def _start(ranks: list[RankState], tmp: str, kind: str, sizes: Sequence[int], op
             st.error, st.rc = f"cannot start rank: {exc.strerror or exc}: {python}", None
         finally:
             err.close()
-        st.last_t = now
+        st.last_t = st.busy_t = st._cpu_t = now
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _heartbeat(st: RankState, now: float) -> None:
+    """Update st.busy_t from the CPU time the rank used in the last window."""
+    if now - st._cpu_t < BUSY_WINDOW_S or st.proc is None:
+        return
+    act = subproc.activity(st.proc.pid)
+    cpu = act[0] if act else None
+    if cpu is not None and st._cpu is not None and (cpu - st._cpu) / _TICK >= BUSY_CPU_S * (now - st._cpu_t):
+        st.busy_t = now
+    st._cpu, st._cpu_t = cpu, now
 
 
 def _watch(res: LaunchResult, tmp: str) -> None:
@@ -163,14 +186,18 @@ def _watch(res: LaunchResult, tmp: str) -> None:
             break
         if failed and give_up_at is None:
             give_up_at = now + min(FAIL_GRACE_S, res.timeout)
+        for st in alive:
+            _heartbeat(st, now)
         last = max(st.last_t for st in res.ranks)
+        busy = max([last] + [st.busy_t for st in alive])
         # importing torch / torch_npu is one long silent step on a loaded machine: give it the
         # start-up allowance, every later phase the stall timeout
         starting = any(st.phase in ("not started", "import") for st in alive)
         limit = max(res.timeout, STARTUP_ALLOWANCE_S) if starting else res.timeout
-        if now - last > limit or (give_up_at is not None and now > give_up_at):
+        stalled = now - busy > limit or now - last > 2 * limit
+        if stalled or (give_up_at is not None and now > give_up_at):
             if not failed:
-                res.hung = _behind(alive)
+                res.hung = _behind(alive, now, limit)
             for st in alive:
                 st.killed = True
                 subproc.kill_group(st.proc.pid)
@@ -178,10 +205,13 @@ def _watch(res: LaunchResult, tmp: str) -> None:
         time.sleep(POLL_S)
 
 
-def _behind(alive: list[RankState]) -> list[int]:
-    """Ranks that made the least progress: the ones the others are waiting for."""
+def _behind(alive: list[RankState], now: float = 0.0, limit: float = 0.0) -> list[int]:
+    """Ranks the others progressed past (fewest phases); among those, the ones that were idle
+    (a rank still computing is slow, not hung) unless every one of them was busy."""
     least = min(len(st.phases) for st in alive)
-    return [st.rank for st in alive if len(st.phases) == least]
+    behind = [st for st in alive if len(st.phases) == least]
+    idle = [st for st in behind if now - st.busy_t >= min(limit, BUSY_WINDOW_S * 3)]
+    return [st.rank for st in (idle or behind)]
 
 
 def _read_progress(st: RankState, tmp: str) -> bool:
@@ -218,12 +248,7 @@ def _teardown(ranks: list[RankState], tmp: str) -> None:
             continue
         if st.proc.poll() is None:
             st.killed = True
-            subproc.kill_group(st.proc.pid)
-        try:
-            st.proc.wait(timeout=5)
-        except Exception:  # pragma: no cover - unkillable (D state)
-            pass
-        subproc.kill_group(st.proc.pid)  # grandchildren left in the group
+        subproc.reap(st.proc, wait=5)  # the whole group: the rank and anything it left behind
         if st.rc is None:
             st.rc = st.proc.returncode
 

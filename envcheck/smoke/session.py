@@ -66,7 +66,10 @@ class Session:
     def importability(self) -> Importability:
         from envcheck.smoke.importability import probe
 
-        return self._once("import", lambda: probe(self.python, timeout=max(self.timeout, 60.0)))
+        # a hang (no CPU, no reads) is given up after --timeout; an import that is busy (a loaded
+        # machine, a cold disk cache) may take up to max(--timeout, 60 s)
+        return self._once("import", lambda: probe(self.python, timeout=max(self.timeout, 60.0),
+                                                  idle_timeout=self.timeout))
 
     def torch_usable(self) -> bool:
         return self.importability().torch_ok
@@ -93,7 +96,8 @@ class Session:
             return None
         python = self.python or _sys_executable()
         return self._once("mindspore", lambda: subproc.run([python, "-c", MINDSPORE_CHECK],
-                                                           timeout=max(self.timeout, 120.0)))
+                                                           timeout=max(self.timeout, 120.0),
+                                                           idle_timeout=self.timeout))
 
     def collective_kind(self) -> str:
         kind = self.device.split(":")[0]

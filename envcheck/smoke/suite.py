@@ -12,17 +12,18 @@ import os
 import select
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
-from envcheck import subproc
+from envcheck import lifetime, subproc
 from envcheck.smoke import fallback
 
 DEFAULT_TIMEOUT = 60.0
 STARTUP_TIMEOUT = 120.0
 TAIL_CHARS = 3000
+ERR_SCAN_BYTES = 4 << 20
+"""Most stderr read back per case (scanned for CPU-fallback warnings)."""
 
 
 @dataclass
@@ -112,22 +113,21 @@ class _Worker:
             return 0
 
     def err_text(self, start: int = 0) -> str:
-        with open(self.err_path, "rb") as fh:
-            fh.seek(start)
-            return fh.read().decode("utf-8", "replace")
+        """stderr written since `start`, at most ERR_SCAN_BYTES of it (the end: a flood keeps its tail)."""
+        try:
+            with open(self.err_path, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                fh.seek(max(start, fh.tell() - ERR_SCAN_BYTES))
+                return fh.read(ERR_SCAN_BYTES).decode("utf-8", "replace")
+        except OSError:
+            return ""
 
     def close(self) -> int | None:
         """Kill the whole group, reap the child, return its exit status (idempotent)."""
         if self.closed:
             return self.proc.returncode
         self.closed = True
-        if self.proc.poll() is None:
-            subproc.kill_group(self.proc.pid)
-        try:
-            self.proc.wait(timeout=10)
-        except Exception:  # pragma: no cover - unkillable (D state)
-            pass
-        subproc.kill_group(self.proc.pid)  # anything it left in its group
+        subproc.reap(self.proc)  # the whole group: the worker and anything it left behind
         try:
             self.proc.stdin.close()
         except OSError:  # the child is gone: broken pipe
@@ -164,7 +164,7 @@ def run_suite(which: str | Sequence[str] = "all", device: str = "auto", timeout:
     res = SuiteResult()
     t0 = time.monotonic()
     pending: list[str] | None = None
-    with tempfile.TemporaryDirectory(prefix="envcheck-smoke-") as tmp:
+    with lifetime.temp_dir("envcheck-smoke-") as tmp:
         worker: _Worker | None = None
         try:
             while pending is None or pending:
