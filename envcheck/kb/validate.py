@@ -1,6 +1,6 @@
 """A small JSON Schema validator for the subset kb-entry.schema.json uses (no runtime dependency).
 
-tests/test_kb_tooling.py checks that it agrees with the `jsonschema` package on the fixtures.
+tests/kb/test_kb_tooling.py checks that it agrees with the `jsonschema` package on the fixtures.
 """
 from __future__ import annotations
 

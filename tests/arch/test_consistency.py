@@ -8,7 +8,7 @@ from envcheck.checks import RETIRED, all_checks, by_id
 from envcheck.kb.entries import load_kb
 from envcheck.model import SECTIONS
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_registry_codes_and_slugs_are_unique_and_well_formed():

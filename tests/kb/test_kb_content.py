@@ -12,7 +12,7 @@ import pytest
 from envcheck.kb.entries import Entry, load_kb
 from envcheck.kb.taxonomy import CATEGORY_IDS
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 KB = REPO / "kb"
 SHARED = REPO.parent / "shared"
 RESEARCH = SHARED / "research"
