@@ -59,6 +59,8 @@ def read_bytes_bounded(path: str | os.PathLike[str], limit: int = DEFAULT_LIMIT,
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise InputError(f"cannot read {label}: no such file") from None
     except OSError as exc:
         raise InputError(f"cannot read {label}: {exc.strerror or exc}") from None
     try:
@@ -159,6 +161,13 @@ def _weigh(root: Any, max_weight: int) -> None:
         for c in children:
             if id(c) not in weights:
                 stack.append((c, False))
+
+
+def check_yaml_node(node: Any, max_weight: int = MAX_YAML_WEIGHT) -> None:
+    """For callers with their own YAML loader (line numbers, duplicate keys): raise the bomb error when
+    a composed node expands beyond the cap or contains itself. Call it between compose and construct."""
+    if node is not None:
+        _weigh(node, max_weight)
 
 
 def load_yaml_safely(text: str, max_weight: int = MAX_YAML_WEIGHT, max_aliases: int = MAX_YAML_ALIASES) -> Any:

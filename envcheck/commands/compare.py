@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from typing import Any
 
@@ -19,23 +18,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def read_report(path: str) -> dict[str, Any]:
-    """One saved `envcheck --json` document; anything else is a one-line usage error."""
-    if os.path.isdir(path):
-        raise UsageError(f"{path}: is a directory, not a report")
+    """One saved `envcheck --json` report or `probe --json` snapshot; anything else is a one-line usage error."""
+    from envcheck.probe.snapshot import facts_from_document
+    from envcheck.safeio import InputError, load_json_checked, read_text_bounded
+
+    text = read_text_bounded(path, what="compare input")
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (ValueError, UnicodeDecodeError):
+        doc = load_json_checked(text, (dict, list, str, int, float, bool, type(None)), path)
+    except InputError as exc:
+        if "deep" in str(exc):
+            raise
         raise UsageError(f"{path}: not JSON (expected an `envcheck --json` report)") from None
-    if isinstance(doc, dict) and doc.get("command") == "probe" and isinstance(doc.get("facts"), dict):
+    if not (isinstance(doc, dict) and isinstance(doc.get("facts"), dict) and ("schema_version" in doc)):
+        raise UsageError(f"{path}: not an envcheck report or probe snapshot (no schema_version / facts)")
+    if doc.get("command") == "probe":
         doc = {**doc, "findings": []}  # a `probe --json` snapshot: facts only
-    if not (isinstance(doc, dict) and "schema_version" in doc and isinstance(doc.get("facts"), dict)
-            and isinstance(doc.get("findings"), list)):
-        raise UsageError(f"{path}: not an envcheck report (no schema_version / facts / findings)")
+    if "findings" not in doc:
+        raise UsageError(f"{path}: not an envcheck report (no findings)")
+    findings = doc["findings"]
+    if not isinstance(findings, list) or not all(isinstance(f, dict) for f in findings):
+        raise UsageError(f"{path}: \"findings\" must be a list of objects")
+    facts_from_document(doc["facts"], path)  # section types
     return doc
 
 

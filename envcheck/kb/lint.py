@@ -17,6 +17,8 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
+from envcheck import safeio
+from envcheck.errors import UsageError
 from envcheck.kb import regex_safety, validate
 from envcheck.kb.entries import FRONT_RE, entry_files
 from envcheck.kb.taxonomy import CATEGORIES, REQUIRED_SECTIONS
@@ -115,8 +117,8 @@ class _Lines:
 
 def _read(f: Path, problems: list[Problem]) -> tuple[dict, _Lines, str, int] | None:
     try:
-        text = f.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = safeio.read_text_bounded(f, what="kb entry")
+    except UsageError as exc:
         problems.append(Problem(f, 1, f"cannot read: {exc}"))
         return None
     m = FRONT_RE.match(text)
@@ -127,6 +129,7 @@ def _read(f: Path, problems: list[Problem]) -> tuple[dict, _Lines, str, int] | N
         loader = _Loader(m.group(1))
         try:
             node = loader.get_single_node()
+            safeio.check_yaml_node(node)
             meta = loader.construct_document(node) if node is not None else {}
         finally:
             loader.dispose()

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 import yaml
 
-from envcheck.errors import UsageError
+from envcheck import safeio
 from envcheck.matrix import Matrix, MatrixError
 from envcheck.matrix.load import Builder, read_yaml
 from envcheck.versions import parse_ascend, parse_pep440
@@ -29,12 +29,7 @@ class Problem:
 
 def lint_file(path: str) -> tuple[list[Problem], Matrix | None]:
     """All problems in the file (sorted by line) and the matrix when it loads."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read matrix {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    return lint_text(text, path)
+    return lint_text(safeio.read_text_bounded(path, what="matrix"), path)
 
 
 def lint_text(text: str, path: str = "matrix.yaml") -> tuple[list[Problem], Matrix | None]:

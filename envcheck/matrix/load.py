@@ -7,6 +7,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import yaml
 
+from envcheck import safeio
 from envcheck.errors import UsageError
 from envcheck.matrix.model import (
     CannRelease,
@@ -62,7 +63,12 @@ def read_yaml(text: str, path: str) -> tuple[Any, list[tuple[int, str]]]:
     loader = _Loader(text)
     loader.duplicates = []
     try:
-        doc = loader.get_single_data()
+        try:
+            node = loader.get_single_node()
+            safeio.check_yaml_node(node)
+            doc = loader.construct_document(node) if node is not None else None
+        except RecursionError:
+            raise safeio.yaml_bomb_error()("nested too deeply") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 1 if mark else 1
@@ -284,11 +290,7 @@ def load(path: str | os.PathLike[str] | None = None) -> Matrix:
     hit = _CACHE.get((path, mtime))
     if hit is not None:
         return hit
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read matrix {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    text = safeio.read_text_bounded(path, what="matrix")
     matrix = parse_text(text, path)
     _CACHE[(path, mtime)] = matrix
     return matrix
