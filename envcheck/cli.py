@@ -166,6 +166,10 @@ def _main(argv: Sequence[str] | None) -> int:
     module = getattr(args, "_module", "envcheck.commands.check")
     try:
         _reject_foreign_options(parser, args)
+        from envcheck.commands import _options, _output
+
+        _options.validate(args)
+        _output.check_outputs(args)
         if getattr(args, "python", None):
             args.python = resolve_python(args.python)
         mod = importlib.import_module(module)

@@ -71,3 +71,47 @@ def selection(p: argparse.ArgumentParser, top: bool = False) -> None:
     d = _d(top)
     p.add_argument("--select", action="append", metavar="CODE", default=d([]), help="only these checks (code prefix or slug)")
     p.add_argument("--ignore", action="append", metavar="CODE", default=d([]), help="skip these checks (code prefix or slug)")
+
+
+# ---- validation: flag values that would make a gate go green by mistake are usage errors ----------
+
+MAX_NPROC = 128
+"""Local ranks one machine may start (16 chips on an A3 node, with room for CPU runs)."""
+
+
+def validate(args: argparse.Namespace) -> None:
+    """Reject flag values that parse but cannot mean anything: unknown or empty --select/--ignore codes,
+    nan/inf/negative durations and floors, --nproc out of range. One-line UsageError each."""
+    import math
+
+    from envcheck.errors import UsageError
+
+    for name in ("select", "ignore"):
+        values = getattr(args, name, None) or []
+        for v in values:
+            if not v.strip():
+                raise UsageError(f"--{name} needs a check code or slug (an empty value would match everything)")
+        if values:
+            _known_patterns(name, values)
+    for name, flag in (("timeout", "--timeout"), ("time_budget", "--time-budget")):
+        v = getattr(args, name, None)
+        if v is not None and not (math.isfinite(v) and v > 0):
+            raise UsageError(f"{flag} {v}: give a positive number of seconds")
+    v = getattr(args, "min_busbw", None)
+    if v is not None and not (math.isfinite(v) and v >= 0):
+        raise UsageError(f"--min-busbw {v}: give a bandwidth floor in GB/s (a number >= 0)")
+    n = getattr(args, "nproc", None)
+    if n is not None and not 1 <= n <= MAX_NPROC:
+        raise UsageError(f"--nproc {n}: give 1..{MAX_NPROC} local ranks")
+
+
+def _known_patterns(flag: str, values: list[str]) -> None:
+    from envcheck.checks import RETIRED, all_checks
+    from envcheck.errors import UsageError
+
+    checks = all_checks()
+    for v in values:
+        code = v.upper()
+        if any(c.code.startswith(code) or c.slug == v for c in checks) or any(r.code == code for r in RETIRED):
+            continue
+        raise UsageError(f"--{flag} {v}: no check has this code prefix or slug (see `envcheck list`)")

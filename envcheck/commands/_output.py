@@ -6,9 +6,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
+from envcheck import safeio
 from envcheck.errors import UsageError
 from envcheck.model import Report
 from envcheck.render import Result, render
@@ -32,7 +32,7 @@ def emit(result: Result, args: argparse.Namespace, before: str = "") -> int:
     output = getattr(args, "output", None)
     junit = getattr(args, "junit", None)
     if junit:
-        write_text(junit, render(result, "junit"))
+        write_text(junit, render(result, "junit"), args)
     if fmt == "text":
         stream = None if output else sys.stdout
         text = before + render(result, "text", verbose=getattr(args, "verbose", False),
@@ -41,7 +41,7 @@ def emit(result: Result, args: argparse.Namespace, before: str = "") -> int:
     else:
         text = render(result, fmt, verbose=getattr(args, "verbose", False))
     if output:
-        write_text(output, text)
+        write_text(output, text, args)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -50,12 +50,22 @@ def emit(result: Result, args: argparse.Namespace, before: str = "") -> int:
     return result.exit_code
 
 
-def write_text(path: str, text: str) -> None:
-    """Write an output file the user asked for; a bad path is a usage error, not a traceback."""
-    if os.path.isdir(path):
-        raise UsageError(f"{path}: is a directory")
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+def inputs_of(args: argparse.Namespace) -> list[str]:
+    """Every file this run reads because the user named it (an output may never be one of them)."""
+    out = [getattr(args, k, None) for k in ("facts", "matrix", "file")]
+    for k in ("paths", "reports"):
+        out += list(getattr(args, k, None) or [])
+    return [p for p in out if p and p != "-"]
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Before the run: an output file that is an input, a symlink or a directory is a usage error now,
+    not after minutes of smoke tests."""
+    for path in (getattr(args, "output", None), getattr(args, "junit", None)):
+        if path:
+            safeio.check_output_path(path, inputs_of(args))
+
+
+def write_text(path: str, text: str, args: argparse.Namespace | None = None) -> None:
+    """Write an output file the user asked for: atomically, never over an input, never through a symlink."""
+    safeio.write_output_atomically(path, text, inputs_of(args) if args is not None else ())
