@@ -59,8 +59,12 @@ def _secretish(value: str) -> bool:
     return len(kinds) >= 2
 
 
+# Shell bookkeeping that the name pattern would mistake for a password ("PWD" is the working directory).
+NOT_SECRET = frozenset({"PWD", "OLDPWD"})
+
+
 def secret_name(name: str) -> bool:
-    return bool(_SECRET_NAME.search(name))
+    return name.upper() not in NOT_SECRET and bool(_SECRET_NAME.search(name))
 
 
 def _classes(value: str) -> tuple[int, int]:

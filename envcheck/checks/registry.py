@@ -55,6 +55,9 @@ class Check:
     """False for checks that only ever report ok/warn/skip (they need no kb entry)."""
     default: bool = True
     """False for checks that only run on request (smoke suites, cluster)."""
+    requires: tuple[str, ...] = ()
+    """Codes whose failure makes this check meaningless: when one of them ran earlier in the same run
+    and did not pass, this check does not run and reports nothing (its cause carries the one ✗)."""
 
     def run(self, ctx: Context) -> Iterator[Finding]:
         yield from self.fn(self, ctx)
@@ -84,7 +87,7 @@ class Check:
 
 
 def check(code: str, slug: str, summary: str, *, section: str, failable: bool = True,
-          default: bool = True) -> Callable[[CheckFn], Check]:
+          default: bool = True, requires: Sequence[str] = ()) -> Callable[[CheckFn], Check]:
     """Declare a check. The decorated function receives (check, ctx) and yields Findings."""
     if not CODE_RE.match(code):
         raise ValueError(f"bad check code {code!r}")
@@ -92,7 +95,7 @@ def check(code: str, slug: str, summary: str, *, section: str, failable: bool = 
         raise ValueError(f"bad check slug {slug!r}")
 
     def wrap(fn: CheckFn) -> Check:
-        return Check(code, slug, summary, section, fn, failable, default)
+        return Check(code, slug, summary, section, fn, failable, default, tuple(requires))
 
     return wrap
 

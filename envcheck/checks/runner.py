@@ -24,8 +24,14 @@ def run_check(check: Check, ctx: Context) -> list[Finding]:
 def run(checks: Iterable[Check], ctx: Context, command: str = "check",
         extra: Iterable[Finding] = ()) -> Report:
     findings: list[Finding] = []
+    worst: dict[str, Status] = {}
     for c in checks:
-        findings.extend(run_check(c, ctx))
+        if any(worst.get(code, Status.OK) is not Status.OK for code in c.requires):
+            continue  # its cause already failed (or could not run) in this run: one cause, one line
+        found = run_check(c, ctx)
+        for f in found:
+            worst[f.code] = max(worst.get(f.code, Status.OK), f.status, key=lambda s: s.severity)
+        findings.extend(found)
     findings.extend(extra)
     findings = [link(f) for f in findings]
     return Report(facts=ctx.facts, findings=findings, envcheck_version=__version__, command=command)

@@ -103,7 +103,8 @@ def _smoke_check(code: str, slug: str, summary: str, body: Body, doc: str) -> Ch
 
     run.__doc__ = doc
     run.__name__ = slug.replace("-", "_")
-    return check(code, slug, summary, section=SECTION, default=code == "EC401")(run)
+    requires = () if code in ("EC401", "EC402") else ("EC401",)
+    return check(code, slug, summary, section=SECTION, default=code == "EC401", requires=requires)(run)
 
 
 # ---- EC401 / EC402: importability ------------------------------------------------------------

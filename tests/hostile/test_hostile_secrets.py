@@ -114,3 +114,15 @@ def test_probe_json_does_not_leak(secret_env):
                        env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=str(REPO), timeout=120, check=False)
     assert p.returncode == 0, p.stderr
     assert LEAK not in p.stdout and LEAK not in p.stderr
+
+
+def test_shell_working_directory_is_not_a_secret(monkeypatch, tmp_path):
+    """PWD / OLDPWD match the password-name pattern but hold paths: masking them would mangle every path
+    under the working directory in a report (a RANK_TABLE_FILE path became '<redacted>/...')."""
+    from envcheck.redact import redact_env, secret_name
+
+    assert not secret_name("PWD") and not secret_name("OLDPWD")
+    assert secret_name("DB_PWD") and secret_name("MY_PASS")
+    monkeypatch.setenv("PWD", str(tmp_path))
+    assert redact_value(f"{tmp_path}/rank_table.json") == f"{tmp_path}/rank_table.json"
+    assert redact_env({"PWD": str(tmp_path)}) == {"PWD": str(tmp_path)}
