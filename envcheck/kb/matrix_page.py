@@ -124,14 +124,26 @@ def matrix_page(path: Path) -> str:
            f"(dated {esc(data.get('dated', '?'))}). Pick any versions to filter the rows; "
            f"{code('envcheck matrix check')} judges a machine against the same data.",
            "选择任意版本即可筛选；`envcheck matrix check` 使用同一份数据判断本机。", ""]
-    rows, values = _pairings(cann, chips, sources, conflicts)
+    wheels = (data.get("wheels") or {}).get("python") or {}
+    rows, values = _pairings(cann, chips, sources, conflicts, wheels)
     out += _filter_form(values) + _pairing_table(rows) + [""]
     out += _hdk(cann, conflicts) + _mindspore(cann, conflicts) + _chips(chips) + _firmware(data)
     out += _conflicts(data, sources) + _sources(data)
     return "\n".join(out)
 
 
-def _pairings(cann: list[dict], chips: list[dict], sources: dict, conflicts: dict) -> tuple[list[dict], dict]:
+def _wheel_text(wheels: dict, npu: str) -> str:
+    """The PyPI wheels' Python range(s) for a build (one string, or per-architecture ranges joined)."""
+    w = wheels.get(npu)
+    if isinstance(w, dict):
+        return ", ".join(f"{v} ({k})" for k, v in w.items())
+    if isinstance(w, list):
+        return ", ".join(str(x) for x in w)
+    return str(w or "")
+
+
+def _pairings(cann: list[dict], chips: list[dict], sources: dict, conflicts: dict,
+              wheels: dict | None = None) -> tuple[list[dict], dict]:
     rows: list[dict] = []
     values: dict[str, set[str]] = {k: set() for k in LABELS}
     for r in cann:
@@ -145,12 +157,19 @@ def _pairings(cann: list[dict], chips: list[dict], sources: dict, conflicts: dic
                          "notes": [_note(r.get("note") or "no torch_npu build listed for this release", conflicts)],
                          "conflicts": []})
         for t in pairs:
-            minors = _minors(t.get("python") or r.get("python"))
+            table = t.get("python")
+            wheel = "" if table else _wheel_text(wheels or {}, str(t.get("torch_npu")))
+            table = table or ("" if wheel else r.get("python"))
+            # no Python column for the build: the wheels that exist decide (as `envcheck matrix check` does)
+            minors = _minors(table) if table else sorted({m for part in wheel.split(", ")
+                                                          for m in _minors(part.split(" (")[0])},
+                                                         key=lambda v: tuple(int(x) for x in v.split(".")))
             values["torch"].add(str(t.get("torch")))
             values["torch_npu"].add(str(t.get("torch_npu")))
             values["python"].update(minors)
             rows.append({"cann": release, "torch": str(t.get("torch")), "torch_npu": str(t.get("torch_npu")),
-                         "python": minors, "python_text": str(t.get("python") or ""), "chip": fams, "notes": [],
+                         "python": minors, "python_text": str(table or (f"wheels: {wheel}" if wheel else "")),
+                         "chip": fams, "notes": [],
                          "conflicts": [conflicts[c] for c in t.get("conflict") or [] if c in conflicts]})
     for row in rows:
         row["conflict_text"] = [conflict_words(c, sources) for c in row["conflicts"]]
