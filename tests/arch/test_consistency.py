@@ -53,3 +53,26 @@ def test_readme_test_command_is_what_ci_runs():
     assert len(cmds) == 2, cmds
     assert cmds[1] in (REPO / ".ci" / "run").read_text()
     assert "envcheck" in cmds[0] and "pytest" in cmds[1]
+
+
+def test_every_declared_check_is_in_its_family_tuple():
+    """A @check function left out of its module's CHECKS tuple would never run: find every Check object
+    in the envcheck.checks modules and demand it is registered."""
+    import importlib
+    import pkgutil
+
+    import envcheck.checks as pkg
+    from envcheck.checks import all_checks
+    from envcheck.checks.registry import Check
+
+    registered = {id(c) for c in all_checks()}
+    orphans = []
+    for info in pkgutil.iter_modules(pkg.__path__):
+        mod = importlib.import_module(f"envcheck.checks.{info.name}")
+        for name, obj in vars(mod).items():
+            if isinstance(obj, Check) and id(obj) not in registered:
+                orphans.append(f"{info.name}.{name} ({obj.code})")
+            if isinstance(obj, tuple) and name != "CHECKS":
+                orphans += [f"{info.name}.{name}[] ({c.code})" for c in obj if isinstance(c, Check)
+                            and id(c) not in registered]
+    assert not orphans, f"checks missing from a CHECKS tuple: {orphans}"
