@@ -169,8 +169,12 @@ def symptoms_block(e: Entry) -> list[str]:
 
 def version_gates(e: Entry) -> list[str]:
     """applies_to in words: {torch_npu: ">=2.1"} -> ["torch_npu ≥ 2.1"]."""
+    return _versions_in_words(e.applies_to)
+
+
+def _versions_in_words(applies_to: dict) -> list[str]:
     out = []
-    for key, spec in e.applies_to.items():
+    for key, spec in applies_to.items():
         name = APPLIES_NAMES.get(str(key), str(key))
         values = spec if isinstance(spec, (list, tuple)) else [spec]
         parts = []
@@ -184,15 +188,34 @@ def version_gates(e: Entry) -> list[str]:
     return out
 
 
+def fix_gates(e: Entry) -> list[tuple[str, str, str]]:
+    """Gated advice inside an entry (front matter `gates`): (what, versions in words, note)."""
+    out = []
+    for g in e.meta.get("gates") or []:
+        if isinstance(g, dict) and isinstance(g.get("applies_to"), dict) and g.get("what"):
+            words = "; ".join(_gate_words(g["applies_to"]))
+            out.append((str(g["what"]), words, str(g.get("note") or "")))
+    return out
+
+
+def _gate_words(applies_to: dict) -> list[str]:
+    return _versions_in_words(applies_to)
+
+
 def gate_block(e: Entry) -> list[str]:
-    """The version gate, shown at the top of the Fix section: the fix needs these versions."""
+    """The version gates, shown at the top of the Fix section: the whole fix needs these versions
+    (`applies_to`), and single variables or steps need theirs (`gates`)."""
     gates = version_gates(e)
-    if not gates:
-        return []
-    en = "; ".join(gates)
-    return ['!!! warning envcheck-gate "Version gate 版本要求"', "",
-            f"    **Needs {esc(en)}.** 需要 {esc(en)}。", "",
-            "    This fix applies only to these versions; check yours with `envcheck probe`.", ""]
+    out: list[str] = []
+    if gates:
+        en = "; ".join(gates)
+        out += ['!!! warning envcheck-gate "Version gate 版本要求"', "",
+                f"    **Needs {esc(en)}.** 需要 {esc(en)}。", "",
+                "    This fix applies only to these versions; check yours with `envcheck probe`.", ""]
+    for what, words, note in fix_gates(e):
+        out += [f'!!! note envcheck-gate "{esc(what)}: version gate 版本要求"', "",
+                f"    `{what}` **needs {esc(words)}**; 需要 {esc(words)}。" + (f" {esc(note)}" if note else ""), ""]
+    return out
 
 
 def entry_body(e: Entry, body: str) -> str:
@@ -203,7 +226,7 @@ def entry_body(e: Entry, body: str) -> str:
         extra: list[str] = []
         if key == "symptom":
             extra = symptoms_block(e)
-        elif key == "fix" and e.applies_to:
+        elif key == "fix" and (e.applies_to or e.meta.get("gates")):
             extra = gate_block(e)
         return "\n".join([_heading(key), ""] + extra)
 

@@ -223,3 +223,9 @@ def test_site_url_env_reaches_the_build(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     assert "https://kb.example.org/envcheck/kb/" in (out / "sitemap.xml").read_text(encoding="utf-8")
     assert 'rel="canonical" href="https://kb.example.org/envcheck/' in (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_gated_fix_steps_show_their_versions(site):
+    """A single gated variable (front matter `gates`) is shown with the versions it needs."""
+    html = page(site, "kb/cpu-fallback/cpu-fallback-silent")
+    assert "TORCH_NPU_FALLBACK_CPU_DISABLE=1" in html and "2.13.0" in html and "envcheck-gate" in html
