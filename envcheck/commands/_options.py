@@ -96,7 +96,7 @@ def validate(args: argparse.Namespace) -> None:
     for name, flag in (("timeout", "--timeout"), ("time_budget", "--time-budget")):
         v = getattr(args, name, None)
         if v is not None and not (math.isfinite(v) and v > 0):
-            raise UsageError(f"{flag} {v}: give a positive number of seconds")
+            raise UsageError(f"{flag} must be positive and finite (seconds), not {v}")
     v = getattr(args, "min_busbw", None)
     if v is not None and not (math.isfinite(v) and v >= 0):
         raise UsageError(f"--min-busbw {v}: give a bandwidth floor in GB/s (a number >= 0)")

@@ -13,9 +13,9 @@ FACTS = str(DATA / "reports" / "node-a.json")
     (("--select", "EC999"), "--select EC999"),
     (("--ignore", ""), "--ignore needs"),
     (("--select", "no-such-slug"), "no check"),
-    (("--timeout", "nan"), "--timeout nan"),
-    (("--timeout", "-1"), "--timeout -1"),
-    (("--timeout", "inf"), "--timeout inf"),
+    (("--timeout", "nan"), "--timeout must be positive"),
+    (("--timeout", "-1"), "--timeout must be positive"),
+    (("--timeout", "inf"), "--timeout must be positive"),
 ])
 def test_check_flags_that_cannot_mean_anything_are_usage_errors(cli, argv, needle):
     r = cli("--no-smoke", "--facts", FACTS, *argv)
