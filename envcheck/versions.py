@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Tuple
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
@@ -40,7 +40,7 @@ _HEAD = re.compile(r"^(\d+)\.(\d+)\.(?:(rc)(\d+)|(t)(\d+)|(\d+))", re.I)
 _PRE_RE = re.compile(r"^[.-](alpha|beta|rc)\.?(\d+)", re.I)
 _POST_RE = re.compile(r"^[.-](b|spc)?(\d+)", re.I)
 
-Key = Tuple[Any, ...]
+Key = tuple[Any, ...]
 MAX_DIGITS = 32
 """Longest number accepted in a version component (a 4,300-digit one is an input error, not a ValueError)."""
 
@@ -99,7 +99,7 @@ class AscendVersion:
         return (self.major, self.minor)
 
     @property
-    def base(self) -> "AscendVersion":
+    def base(self) -> AscendVersion:
         """The release without pre/post suffixes (``24.1.rc2.2`` -> ``24.1.RC2``)."""
         return AscendVersion(self._head())
 
@@ -134,7 +134,7 @@ class AscendVersion:
                 return False
         return isinstance(other, AscendVersion) and self.key == other.key
 
-    def __lt__(self, other: "AscendVersion") -> bool:
+    def __lt__(self, other: AscendVersion) -> bool:
         if isinstance(other, str):
             other = parse_ascend(other)
         return self.key < other.key

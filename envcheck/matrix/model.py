@@ -8,8 +8,11 @@ Loading lives in `envcheck.matrix.load`; judging planned versions lives above th
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from packaging.version import Version
 
 from envcheck.errors import EnvcheckError
 from envcheck.versions import AscendVersion, PyRange, parse_ascend, parse_pep440
@@ -141,7 +144,7 @@ class HdkRule:
     """Verdict for an HDK no list names: ``fail`` (default) or ``warn`` (sources too thin)."""
     sources: tuple[str, ...] = ()
     conflicts: tuple[str, ...] = ()
-    by_family: Mapping[str, "HdkRule"] = field(default_factory=dict)
+    by_family: Mapping[str, HdkRule] = field(default_factory=dict)
     line: int = 0
 
     def classify(self, v: AscendVersion) -> str:
@@ -306,14 +309,14 @@ class Matrix:
         want = _public(torch_npu)
         return [p for p in self.pairings() if _public(p.torch_npu) == want]
 
-    def newest_torch_npu(self) -> Any:
+    def newest_torch_npu(self) -> Version:
         keys = [_public(p.torch_npu) for p in self.pairings()]
         keys += [parse_pep440(v) for v in self.wheels]
         return max(keys)
 
     def lines_for(self, release: CannRelease) -> set[tuple[int, int]]:
         """PyTorch (major, minor) lines that have a build for this CANN release."""
-        return {parse_pep440(p.torch).release[:2] for p in release.pairings}
+        return {_torch_line(p.torch) for p in release.pairings}
 
     def line_known(self, line: tuple[int, int]) -> list[CannRelease]:
         """CANN releases that pair some build of this PyTorch line."""
@@ -333,7 +336,7 @@ class Matrix:
 
     def newest_line(self) -> tuple[int, int]:
         """Newest PyTorch (major, minor) line that any CANN release pairs."""
-        return max(parse_pep440(p.torch).release[:2] for p in self.pairings())
+        return max(_torch_line(p.torch) for p in self.pairings())
 
     # -- chips / kernels / firmware --------------------------------------------------
     def chip_family(self, chip: str) -> Chip | None:
@@ -413,16 +416,22 @@ def _hdk_text(rule: HdkRule | None) -> str:
     return ", ".join(s.text for s in rule.paired + rule.matched)
 
 
-def _public(version: str) -> Any:
+def _public(version: str) -> Version:
     """PEP 440 version without its local label (``2.1.0.post3+git1234567`` -> 2.1.0.post3)."""
     v = parse_pep440(version)
     return parse_pep440(v.public) if v.local else v
 
 
+def _torch_line(version: str) -> tuple[int, int]:
+    """(major, minor) of a PEP 440 version; ``2`` is line (2, 0) as PEP 440 pads missing parts with zeros."""
+    release = parse_pep440(version).release
+    return (release[0], release[1] if len(release) > 1 else 0)
+
+
 _SPECS: dict[str, Any] = {}
 
 
-def _specifier(text: str) -> "SpecifierSet":
+def _specifier(text: str) -> SpecifierSet:
     if text not in _SPECS:
         from packaging.specifiers import SpecifierSet
 

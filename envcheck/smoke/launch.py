@@ -17,8 +17,9 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from envcheck import lifetime, subproc
 from envcheck.smoke.bandwidth import size_sweep

@@ -32,7 +32,8 @@ def test_every_real_string_parses(text):
     assert parse_ascend(v.canonical()) == v  # the canonical spelling round-trips
 
 
-@pytest.mark.parametrize("text", ["", "8", "8.0", "latest", "8.0.XX", "8.0.RC", "v8.0.RC1", "8.0.RC1 beta", "8.0.RC1.gamma1"])
+@pytest.mark.parametrize("text", ["", "8", "8.0", "latest", "8.0.XX", "8.0.RC", "v8.0.RC1", "8.0.RC1 beta",
+                                  "8.0.RC1.gamma1"])
 def test_garbage_is_rejected(text):
     with pytest.raises(VersionError):
         parse_ascend(text)
