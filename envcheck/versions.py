@@ -20,7 +20,7 @@ from packaging.version import InvalidVersion, Version
 
 __all__ = [
     "VersionError", "AscendVersion", "parse_ascend", "parse_pep440", "base_release",
-    "same_base", "python_minor", "PyRange", "parse_pyrange", "canonical_pip",
+    "same_base", "python_minor", "PyRange", "parse_pyrange", "canonical_pip", "canonical_name", "lenient_key",
 ]
 
 
@@ -157,6 +157,29 @@ def parse_ascend(text: str) -> AscendVersion:
     return AscendVersion(text)
 
 
+def lenient_key(text: object) -> tuple[Any, ...]:
+    """Sort key for a CANN version found on a machine (a directory name, a version file); never raises.
+
+    Uses the `AscendVersion` ordering, so the probe and the checks agree. A ``cann-`` prefix
+    (``/usr/local/Ascend/cann-8.5.0``) is ignored; when only the head parses (``8.0.RC2 beta``) the
+    head decides; anything else sorts below every version, all such strings equal (a stable sort keeps
+    their order)."""
+    s = str(text if text is not None else "").strip()
+    if s[:5].lower() == "cann-":
+        s = s[5:]
+    try:
+        return (1, parse_ascend(s).key)
+    except VersionError:
+        pass
+    m = _HEAD.match(s)
+    if m:
+        try:
+            return (1, parse_ascend(m.group(0)).key)
+        except VersionError:  # a component with too many digits
+            pass
+    return (0,)
+
+
 @functools.lru_cache(maxsize=1024)
 def parse_pep440(text: str) -> Version:
     """Parse torch / torch_npu / Python / MindSpore versions (``2.1.0.post6``, ``2.1.0+cpu``)."""
@@ -183,6 +206,12 @@ def python_minor(text: str) -> tuple[int, int]:
     """``3.10.12`` -> (3, 10)."""
     rel = parse_pep440(text).release
     return (rel[0], rel[1] if len(rel) > 1 else 0)
+
+
+def canonical_name(name: str) -> str:
+    """A distribution name normalised per PEP 503: runs of ``-``, ``_``, ``.`` become one ``-``, lower case
+    (``Torch_NPU`` / ``torch.npu`` / ``torch-npu`` are one project). The one package-name normaliser."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def canonical_pip(text: str) -> str:

@@ -8,7 +8,7 @@ Loading lives in `envcheck.matrix.load`; judging planned versions lives above th
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -104,14 +104,13 @@ class MsPairing:
 class HdkSpec:
     """``24.1.RC1`` (that release incl. hot-fix / build drops), ``25.2.X`` (a line) or ``A..B``."""
 
-    __slots__ = ("text", "lo", "hi", "line_only")
+    __slots__ = ("text", "lo", "hi")
 
     def __init__(self, text: str) -> None:
         self.text = text
         lo, sep, hi = text.partition("..")
         self.lo = _hdk_bound(lo.strip(), low=True)
         self.hi = _hdk_bound((hi if sep else lo).strip(), low=False)
-        self.line_only = not sep and lo.strip().upper().endswith(".X")
 
     def matches(self, v: AscendVersion) -> bool:
         k = v.release_key
@@ -266,7 +265,7 @@ class Matrix:
     kernels: tuple[KernelRule, ...]
     firmware: tuple[FirmwareMin, ...]
     packages: dict[str, str]
-    wheels: dict[str, Any]
+    wheels: dict[str, PyRange | dict[str, PyRange]]
     """torch_npu version (pip spelling) -> PyRange, or {arch: PyRange}."""
     mindspore_unpaired: tuple[MsPairing, ...] = ()
     as_of_date: str = ""
@@ -322,17 +321,27 @@ class Matrix:
         """CANN releases that pair some build of this PyTorch line."""
         return [r for r in self.cann if line in self.lines_for(r)]
 
-    def wheel_python(self, torch_npu: str, arch: str | None = None) -> PyRange | list[PyRange] | None:
-        """Python range of the PyPI wheels of this build (a list when arches differ and arch is unknown)."""
+    def wheel_ranges(self, torch_npu: str, arch: str | None = None) -> list[PyRange]:
+        """Python ranges of the PyPI wheels of this build: [] when it has no wheels, one range when all
+        arches agree or `arch` is known, one per arch otherwise (a Python is covered when some range has it)."""
         entry = self.wheels.get(str(_public(torch_npu)))
-        if entry is None or isinstance(entry, PyRange):
-            return entry
+        if entry is None:
+            return []
+        if isinstance(entry, PyRange):
+            return [entry]
         if arch in entry:
-            return entry[arch]
+            return [entry[arch]]
         return list(entry.values())
 
-    def windows_for(self, pta: str) -> list[PtaWindow]:
-        return [w for w in self.pta_windows if w.has_pta(pta)]
+    def wheel_python(self, torch_npu: str, arch: str | None = None) -> PyRange | list[PyRange] | None:
+        """Older shape of `wheel_ranges`: None, one range, or a list when arches differ and arch is unknown.
+
+        Prefer `wheel_ranges`, which is always a list."""
+        ranges = self.wheel_ranges(torch_npu, arch)
+        if not ranges:
+            return None
+        entry = self.wheels[str(_public(torch_npu))]
+        return ranges if isinstance(entry, dict) and arch not in entry else ranges[0]
 
     def newest_line(self) -> tuple[int, int]:
         """Newest PyTorch (major, minor) line that any CANN release pairs."""
@@ -374,10 +383,6 @@ class Matrix:
         """URL of a source reference (``PT-COMPAT`` or ``MS-DOCS r2.2``)."""
         src = self.sources.get(ref.split()[0])
         return src.url if src else ""
-
-    def cite(self, refs: Iterable[str]) -> list[str]:
-        """``KEY <url>`` strings for evidence lines."""
-        return [f"{ref} <{self.url(ref)}>" for ref in dict.fromkeys(refs)]
 
     # -- tables for humans and the kb site -------------------------------------------
     def rows(self) -> list[dict[str, str]]:

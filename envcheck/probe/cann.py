@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from envcheck.probe.fs import Root, first, parse_colon, parse_kv
+from envcheck.versions import lenient_key
 
 BASES = ("/usr/local/Ascend",)
 ARCHES = ("aarch64-linux", "x86_64-linux", "arm64-linux")
@@ -73,10 +74,10 @@ def candidates(fs: Root, env: Mapping[str, str]) -> list[tuple[str, str]]:
     for base in bases:
         out.append((base + "/cann", base + "/cann"))
         out.append((base + "/ascend-toolkit/latest", base + "/ascend-toolkit/latest"))
-        for name in sorted(fs.listdir(base), key=version_key, reverse=True):
+        for name in sorted(fs.listdir(base), key=lenient_key, reverse=True):
             if name.startswith("cann-"):
                 out.append((f"{base}/{name}", f"{base}/cann-*"))
-        for name in sorted(fs.listdir(base + "/ascend-toolkit"), key=version_key, reverse=True):
+        for name in sorted(fs.listdir(base + "/ascend-toolkit"), key=lenient_key, reverse=True):
             if _RELEASE_DIR.match(name):
                 out.append((f"{base}/ascend-toolkit/{name}", f"{base}/ascend-toolkit/<release>"))
     return out
@@ -287,29 +288,7 @@ def _active(installs: list[dict[str, Any]], by_id: dict[str, int], env_id: str |
         return by_id[latest_ids[0]]
     if not installs:
         return None
-    return max(range(len(installs)), key=lambda i: version_key(installs[i].get("version") or ""))
-
-
-_STAGE = {"alpha": 0, "beta": 1, "t": 2, "rc": 3, "spc": 5}
-
-
-def version_key(v: str) -> tuple[Any, ...]:
-    """Rough ordering of CANN release strings: 8.0.RC2.alpha003 < 8.0.RC2 < 8.0.0 < 8.1.RC1; 9.2.0-beta.2 < 9.2.0."""
-    v = v.lower()
-    if v.startswith("cann-"):
-        v = v[5:]
-    nums = [int(x) for x in re.findall(r"^(\d+)\.(\d+)", v)[0]] if re.match(r"^\d+\.\d+", v) else [-1, -1]
-    rest = re.sub(r"^\d+\.\d+\.?", "", v)
-    m = re.match(r"(rc|t)(\d+)|(\d+)", rest)
-    if m and m.group(3) is not None:
-        third: tuple[int, int] = (4, int(m.group(3)))
-    elif m:
-        third = (_STAGE[m.group(1)], int(m.group(2)))
-    else:
-        third = (-1, 0)
-    pre = re.search(r"(alpha|beta)\.?(\d+)", rest)
-    tail = (_STAGE[pre.group(1)], int(pre.group(2))) if pre else (9, 0)
-    return (nums[0], nums[1], third, tail)
+    return max(range(len(installs)), key=lambda i: lenient_key(installs[i].get("version")))
 
 
 ENV_PATH_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "ASCEND_AICPU_PATH",

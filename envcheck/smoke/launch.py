@@ -80,10 +80,6 @@ class LaunchResult:
     interrupted: bool = False
     timeout: float = 0.0
 
-    @property
-    def completed(self) -> bool:
-        return not (self.hung or self.failed or self.interrupted)
-
 
 def free_port() -> int:
     """A TCP port free right now on 127.0.0.1 (the rendezvous binds it a moment later)."""
