@@ -11,7 +11,7 @@ import importlib
 import os
 import shutil
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from envcheck.errors import EnvcheckError, UsageError
 from envcheck.version import __version__

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Tuple
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
 __all__ = [
     "VersionError", "AscendVersion", "parse_ascend", "parse_pep440", "base_release",
-    "same_base", "python_minor", "PyRange", "parse_pyrange", "canonical_pip",
+    "same_base", "python_minor", "PyRange", "parse_pyrange", "canonical_pip", "canonical_name", "lenient_key",
 ]
 
 
@@ -40,7 +40,7 @@ _HEAD = re.compile(r"^(\d+)\.(\d+)\.(?:(rc)(\d+)|(t)(\d+)|(\d+))", re.I)
 _PRE_RE = re.compile(r"^[.-](alpha|beta|rc)\.?(\d+)", re.I)
 _POST_RE = re.compile(r"^[.-](b|spc)?(\d+)", re.I)
 
-Key = Tuple[Any, ...]
+Key = tuple[Any, ...]
 MAX_DIGITS = 32
 """Longest number accepted in a version component (a 4,300-digit one is an input error, not a ValueError)."""
 
@@ -99,7 +99,7 @@ class AscendVersion:
         return (self.major, self.minor)
 
     @property
-    def base(self) -> "AscendVersion":
+    def base(self) -> AscendVersion:
         """The release without pre/post suffixes (``24.1.rc2.2`` -> ``24.1.RC2``)."""
         return AscendVersion(self._head())
 
@@ -134,7 +134,7 @@ class AscendVersion:
                 return False
         return isinstance(other, AscendVersion) and self.key == other.key
 
-    def __lt__(self, other: "AscendVersion") -> bool:
+    def __lt__(self, other: AscendVersion) -> bool:
         if isinstance(other, str):
             other = parse_ascend(other)
         return self.key < other.key
@@ -155,6 +155,29 @@ def parse_ascend(text: str) -> AscendVersion:
     if not isinstance(text, str):
         raise VersionError(f"{_show(text)} is not a version string")
     return AscendVersion(text)
+
+
+def lenient_key(text: object) -> tuple[Any, ...]:
+    """Sort key for a CANN version found on a machine (a directory name, a version file); never raises.
+
+    Uses the `AscendVersion` ordering, so the probe and the checks agree. A ``cann-`` prefix
+    (``/usr/local/Ascend/cann-8.5.0``) is ignored; when only the head parses (``8.0.RC2 beta``) the
+    head decides; anything else sorts below every version, all such strings equal (a stable sort keeps
+    their order)."""
+    s = str(text if text is not None else "").strip()
+    if s[:5].lower() == "cann-":
+        s = s[5:]
+    try:
+        return (1, parse_ascend(s).key)
+    except VersionError:
+        pass
+    m = _HEAD.match(s)
+    if m:
+        try:
+            return (1, parse_ascend(m.group(0)).key)
+        except VersionError:  # a component with too many digits
+            pass
+    return (0,)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -183,6 +206,12 @@ def python_minor(text: str) -> tuple[int, int]:
     """``3.10.12`` -> (3, 10)."""
     rel = parse_pep440(text).release
     return (rel[0], rel[1] if len(rel) > 1 else 0)
+
+
+def canonical_name(name: str) -> str:
+    """A distribution name normalised per PEP 503: runs of ``-``, ``_``, ``.`` become one ``-``, lower case
+    (``Torch_NPU`` / ``torch.npu`` / ``torch-npu`` are one project). The one package-name normaliser."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def canonical_pip(text: str) -> str:

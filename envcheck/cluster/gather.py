@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from envcheck.checks import finding  # noqa: F401  (re-exported: cluster code builds findings through it)
 from envcheck.checks import launchenv as envvars
@@ -51,7 +52,8 @@ def _issues(payloads: Sequence[Mapping[str, Any]]) -> list[Finding]:
     for p in payloads:
         for i in p.get("issues", ()):
             status = Status.FAIL if i["severity"] == "fail" else Status.WARN
-            out.append(finding(i["code"], status, f"rank {p['rank']} on {p['node']}: {i['message']}", fix=i.get("fix", ""),
+            out.append(finding(i["code"], status, f"rank {p['rank']} on {p['node']}: {i['message']}",
+                               fix=i.get("fix", ""),
                                data={"rank": p["rank"], "node": p["node"], "variable": i["variable"]}))
     return out
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from datetime import timedelta
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from envcheck.checks import finding
 from envcheck.model import Finding, Status, ev
@@ -58,14 +60,47 @@ def _exchange(buf: Any, peer: int, first: bool, timeout: float) -> bool:
     td = timedelta(seconds=timeout)
     try:
         if first:
-            dist.isend(buf, peer).wait(td)
-            dist.irecv(buf, peer).wait(td)
+            _wait(dist.isend(buf, peer), td)
+            _wait(dist.irecv(buf, peer), td)
         else:
-            dist.irecv(buf, peer).wait(td)
-            dist.isend(buf, peer).wait(td)
+            _wait(dist.irecv(buf, peer), td)
+            _wait(dist.isend(buf, peer), td)
     except RuntimeError:
         return False
     return True
+
+
+def _wait(work: Any, td: timedelta) -> None:
+    """Wait for one point-to-point op; torch returns None instead of a handle when this rank is not in the group."""
+    if work is None:
+        raise RuntimeError("this rank is not in the process group: nothing was sent or received")
+    work.wait(td)
+
+
+@dataclass(frozen=True)
+class LinkRow:
+    """One tested pair: its key ``a-b``, a readable label, the best round trip and the bandwidth it implies."""
+
+    pair: str
+    link: str
+    ms: float | None
+    gbps: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def link_rows(times: Mapping[str, float | None], todo: Sequence[tuple[int, int]], nbytes: int,
+              names: Mapping[int, str]) -> list[LinkRow]:
+    """One row per pair in `todo`; a pair with no time (timed out or never reported) has ms = gbps = None."""
+    rows = []
+    for a, b in todo:
+        key = f"{a}-{b}"
+        seconds = times.get(key)
+        rows.append(LinkRow(pair=key, link=f"{names.get(a, f'rank {a}')} <-> {names.get(b, f'rank {b}')}",
+                            ms=None if seconds is None else round(seconds * 1000, 3),
+                            gbps=round(2 * nbytes / seconds / 1e9, 3) if seconds else None))
+    return rows
 
 
 def judge(results: Sequence[Mapping[str, float | None]], todo: Sequence[tuple[int, int]], nbytes: int,
@@ -74,28 +109,24 @@ def judge(results: Sequence[Mapping[str, float | None]], todo: Sequence[tuple[in
     times: dict[str, float | None] = {}
     for r in results:
         times.update(r or {})
-    label = lambda key: " <-> ".join(names.get(int(x), f"rank {x}") for x in key.split("-"))  # noqa: E731
-    rows = [{"pair": f"{a}-{b}", "link": label(f"{a}-{b}"),
-             "ms": None if times.get(f"{a}-{b}") is None else round(times[f"{a}-{b}"] * 1000, 3),  # type: ignore[operator]
-             "gbps": None if not times.get(f"{a}-{b}") else round(2 * nbytes / times[f"{a}-{b}"] / 1e9, 3)}  # type: ignore[operator]
-            for a, b in todo]
-    data = {"bytes": nbytes, "links": rows}
-    evidence = [ev(r["link"], "no answer" if r["ms"] is None else f"{r['ms']} ms round trip, {r['gbps']} GB/s")
-                for r in rows]
+    rows = link_rows(times, todo, nbytes, names)
+    data = {"bytes": nbytes, "links": [r.to_dict() for r in rows]}
+    evidence = [ev(r.link, "no answer" if r.ms is None else f"{r.ms} ms round trip, {r.gbps} GB/s") for r in rows]
+
     def mk(st: Status, title: str, **kw: Any) -> Finding:
         return finding("EC506", st, title, evidence=tuple(evidence), data=data, **kw)
 
     if not rows:
         return mk(Status.SKIP, "only one rank: no links to test")
-    dead = [r for r in rows if r["ms"] is None]
+    dead = [r.link for r in rows if r.ms is None]
     if dead:
-        return mk(Status.FAIL, "dead link(s): " + "; ".join(r["link"] for r in dead)
-                  + f" (no round trip within {timeout:g} s)",
+        return mk(Status.FAIL, "dead link(s): " + "; ".join(dead) + f" (no round trip within {timeout:g} s)",
                   fix="check the NIC HCCL uses on both nodes (HCCL_SOCKET_IFNAME / HCCL_IF_IP), firewalls, "
                       "and `hccn_tool -i N -link -g` / `-net_health -g`")
-    slow = max(rows, key=lambda r: r["ms"])
-    med = statistics.median(r["ms"] for r in rows)
-    title = f"slowest link: {slow['link']} {slow['ms']:.2f} ms round trip for {nbytes} bytes (median {med:.2f} ms)"
-    if len(rows) > 2 and slow["ms"] > 4 * med and slow["ms"] - med > 5:
+    timed = [(r.link, r.ms) for r in rows if r.ms is not None]
+    slow_link, slow_ms = max(timed, key=lambda lm: lm[1])
+    med = statistics.median(ms for _, ms in timed)
+    title = f"slowest link: {slow_link} {slow_ms:.2f} ms round trip for {nbytes} bytes (median {med:.2f} ms)"
+    if len(rows) > 2 and slow_ms > 4 * med and slow_ms - med > 5:
         return mk(Status.WARN, title + ": much slower than the others")
     return mk(Status.OK, title)

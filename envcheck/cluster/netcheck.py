@@ -45,7 +45,7 @@ def device_ips(facts: Mapping[str, Any]) -> dict[int, str]:
 def host_ips(facts: Mapping[str, Any]) -> list[str]:
     """A node's routable IPv4 host addresses (no loopback / link-local), at most MAX_HOST_ADDRS."""
     out = []
-    for name, addrs in sorted(((facts.get("system") or {}).get("interfaces") or {}).items()):
+    for _name, addrs in sorted(((facts.get("system") or {}).get("interfaces") or {}).items()):
         for a in addrs or []:
             try:
                 ip = ipaddress.ip_address(str(a).split("/")[0])

@@ -13,9 +13,10 @@ from __future__ import annotations
 import atexit
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from envcheck.checks import launchenv as envvars
 from envcheck.cluster.rendezvous import RendezvousError, Roll
@@ -242,7 +243,8 @@ def _all_reduce(session: Session) -> Finding:
         session.device.synchronize()
         got = float(x[0].item())
     except Exception as exc:  # the collective itself failed (HCCL error text is the evidence)
-        return finding("EC410", Status.FAIL, f"all_reduce across {world} ranks failed: {str(exc).splitlines()[0][:200]}",
+        first_line = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        return finding("EC410", Status.FAIL, f"all_reduce across {world} ranks failed: {first_line}",
                        evidence=[ev("all_reduce", str(exc)[-2000:])])
     ms = (time.perf_counter() - t0) * 1000
     want = world * (world + 1) / 2

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 POLL = 0.05
 ACK_GRACE = 3.0  # how long a rank that gives up waits for the others to read the verdict
@@ -34,7 +35,7 @@ class RendezvousError(Exception):
         return json.dumps({"code": self.code, "message": str(self), "variable": self.variable, "ranks": self.ranks})
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> "RendezvousError":
+    def from_json(cls, text: str | bytes) -> RendezvousError:
         d = json.loads(text)
         return cls(d["code"], d["message"], d.get("variable", ""), d.get("ranks"))
 
@@ -225,7 +226,8 @@ def whoami(env: Mapping[str, str], rank: int) -> dict[str, Any]:
     """This process in a few fields: host, node rank (GROUP_RANK), local rank, pid."""
     import socket
 
-    node = env.get("GROUP_RANK") or env.get("NODE_RANK")
-    return {"host": socket.gethostname(), "node_rank": int(node) if (node or "").isdigit() else None,
-            "local_rank": int(env["LOCAL_RANK"]) if (env.get("LOCAL_RANK") or "").isdigit() else None,
+    node = env.get("GROUP_RANK") or env.get("NODE_RANK") or ""
+    local = env.get("LOCAL_RANK") or ""
+    return {"host": socket.gethostname(), "node_rank": int(node) if node.isdecimal() else None,
+            "local_rank": int(local) if local.isdecimal() else None,
             "pid": os.getpid(), "rank": rank}

@@ -69,8 +69,10 @@ def data(p: argparse.ArgumentParser, top: bool = False, verbose: bool = False) -
 
 def selection(p: argparse.ArgumentParser, top: bool = False) -> None:
     d = _d(top)
-    p.add_argument("--select", action="append", metavar="CODE", default=d([]), help="only these checks (code prefix or slug)")
-    p.add_argument("--ignore", action="append", metavar="CODE", default=d([]), help="skip these checks (code prefix or slug)")
+    p.add_argument("--select", action="append", metavar="CODE", default=d([]),
+                   help="only these checks (code prefix or slug)")
+    p.add_argument("--ignore", action="append", metavar="CODE", default=d([]),
+                   help="skip these checks (code prefix or slug)")
 
 
 # ---- validation: flag values that would make a gate go green by mistake are usage errors ----------

@@ -151,7 +151,7 @@ def _reach(session: Any) -> tuple[list, float]:
     me = next((p for p in session.payloads if p["rank"] == session.rank), None)
     if me is None or min(p["rank"] for p in session.payloads if p["node"] == me["node"]) != session.rank:
         return [], 0.0
-    nodes = {}
+    nodes: dict[str, dict[str, Any]] = {}
     for p in sorted(session.payloads, key=lambda p: p["rank"]):
         nodes.setdefault(p["node"], p["facts"])
     todo = netcheck.plan(me["node"], list(nodes.items()))
@@ -201,7 +201,8 @@ def _slowest(session: Any, compute: list[float], names: dict) -> Any:
     slow = max(range(len(compute)), key=lambda r: compute[r])
     med = statistics.median(compute)
     late = max(lag, key=lambda r: lag[r]) if lag else slow
-    data = {"compute_ms": [round(c * 1000, 2) for c in compute], "facts_lag_s": {str(r): round(v, 3) for r, v in lag.items()}}
+    data = {"compute_ms": [round(c * 1000, 2) for c in compute],
+            "facts_lag_s": {str(r): round(v, 3) for r, v in lag.items()}}
     title = (f"slowest rank: {names.get(slow, slow)} took {compute[slow] * 1000:.1f} ms on the reference workload "
              f"(median {med * 1000:.1f} ms); last to arrive: {names.get(late, late)} (+{lag.get(late, 0):.2f} s)")
     status = Status.WARN if len(compute) > 2 and compute[slow] > 3 * med and compute[slow] - med > 0.05 else Status.OK

@@ -14,7 +14,8 @@ e.g. ``needs torch_npu >=2.13.0 (probed 2.12.0): does not apply``.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Mapping
+from collections.abc import Mapping
+from typing import Any, Callable
 
 from envcheck.versions import VersionError, parse_ascend, parse_pep440
 

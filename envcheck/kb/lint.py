@@ -11,9 +11,10 @@ version exists in the matrix (envcheck.kb.gate).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 import yaml
 
@@ -147,10 +148,12 @@ def _yaml_problem(f: Path, exc: yaml.YAMLError) -> Problem:
     """Point at where the broken construct starts (context) and say where YAML gave up (problem)."""
     problem, context = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
     what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    line = (context or problem).line + 2 if (context or problem) is not None else 1
+    mark = context if context is not None else problem
+    line = mark.line + 2 if mark is not None else 1
     msg = f"front matter is not valid YAML: {what}"
-    if context is not None and getattr(exc, "context", None):
-        msg += f" ({exc.context} at line {context.line + 2}"
+    context_text = getattr(exc, "context", None)
+    if context is not None and context_text:
+        msg += f" ({context_text} at line {context.line + 2}"
         msg += f", noticed at line {problem.line + 2})" if problem is not None else ")"
     return Problem(f, line, msg)
 
@@ -161,7 +164,8 @@ def _lint_file(f: Path, known: set[str], problems: list[Problem],
     if got is None:
         return None
     meta, lines, body, body_line = got
-    add: Callable[[int, str], None] = lambda line, msg: problems.append(Problem(f, line, msg))
+    def add(line: int, msg: str) -> None:
+        return problems.append(Problem(f, line, msg))
     for key, line in lines.dup_keys:
         add(line, f"duplicate key {key!r} in front matter")
     for path, keyword, msg in validate.errors(meta, validate.entry_schema()):
@@ -221,7 +225,8 @@ def _patterns(meta: dict, lines: _Lines, add: Callable[[int, str], None],
             add(line, f"pattern {rx!r}: {msg}")
         for msg in regex_safety.portability_problems(rx):
             add(line, f"pattern {rx!r}: {msg}")
-        examples = p.get("examples") if isinstance(p.get("examples"), list) else []
+        raw_examples = p.get("examples")
+        examples: list[Any] = raw_examples if isinstance(raw_examples, list) else []
         if not unsafe:
             keep(line, rx, [x for x in examples if isinstance(x, str)])
         for j, ex in enumerate(examples):

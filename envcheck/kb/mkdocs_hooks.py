@@ -203,7 +203,7 @@ def on_post_build(config: Any) -> None:
 def _segment(text: str) -> str:
     """Chinese text cut into words with zero-width spaces, as Material's search plugin does."""
     try:
-        import jieba  # type: ignore[import-untyped]
+        import jieba
     except ImportError:
         return text
     return "\u200b".join(jieba.cut(text))

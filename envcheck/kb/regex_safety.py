@@ -10,17 +10,19 @@ backtracking engine exponential (or high-degree polynomial):
 """
 from __future__ import annotations
 
+import sys
 import warnings
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
-    try:  # Python 3.11+: the parser moved to re._parser; sre_parse is a deprecated alias
-        import re._constants as C  # type: ignore[import-not-found]
-        import re._parser as sre_parse  # type: ignore[import-not-found]
-    except ImportError:  # pragma: no cover - Python < 3.11
-        import sre_constants as C  # type: ignore[no-redef]
-        import sre_parse  # type: ignore[no-redef]
+    if sys.version_info >= (3, 11):  # the parser moved to re._parser; sre_parse is a deprecated alias
+        import re._constants as C
+        import re._parser as sre_parse
+    else:  # pragma: no cover - Python < 3.11
+        import sre_constants as C
+        import sre_parse
 
 MAXREPEAT = C.MAXREPEAT
 _REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT) + ((C.POSSESSIVE_REPEAT,) if hasattr(C, "POSSESSIVE_REPEAT") else ())

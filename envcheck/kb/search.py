@@ -169,7 +169,7 @@ def valid_index(idx: Any) -> bool:
                 if not (isinstance(e.get(k), list) and all(isinstance(x, str) for x in e[k])):
                     return False
         n = len(entries)
-        for tok, plist in postings.items():
+        for plist in postings.values():
             if not isinstance(plist, list):
                 return False
             for p in plist:

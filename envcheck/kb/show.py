@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from envcheck.kb.entries import Entry
 from envcheck.kb.gate import gate_status, gate_text

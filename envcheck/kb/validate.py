@@ -7,13 +7,14 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from envcheck import resources
 
 Path_ = tuple  # a JSON path: ("patterns", 0, "regex")
 
-_TYPES = {
+_TYPES: dict[str, type | tuple[type, ...]] = {
     "object": dict, "array": list, "string": str, "boolean": bool,
     "integer": int, "number": (int, float), "null": type(None),
 }
@@ -83,7 +84,7 @@ def _is_type(value: Any, t: str) -> bool:
 
 
 def _type_name(value: Any) -> str:
-    for name, py in _TYPES.items():
+    for name, _py in _TYPES.items():
         if name != "number" and _is_type(value, name):
             return name
     return type(value).__name__

@@ -5,8 +5,9 @@ Every problem is reported as ``path:LINE: message`` (lines from the YAML nodes' 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
@@ -120,17 +121,17 @@ def _order(mx: Matrix, root: Any) -> Iterator[Problem]:
         keys = [(parse_pep440(p.torch), parse_pep440(p.torch_npu)) for p in r.pairings]
         for (ka, pa), (kb, pb) in zip(zip(keys, r.pairings), zip(keys[1:], r.pairings[1:])):
             if kb > ka:
-                yield Problem(pb.line, f"CANN {r.version}: torch {pb.torch} / torch_npu {pb.torch_npu} must come before "
-                                       f"{pa.torch} / {pa.torch_npu} (newest PyTorch first)")
+                yield Problem(pb.line, f"CANN {r.version}: torch {pb.torch} / torch_npu {pb.torch_npu} "
+                                       f"must come before {pa.torch} / {pa.torch_npu} (newest PyTorch first)")
     wheels = list(mx.wheels)
-    for a, b in zip(wheels, wheels[1:]):
-        if parse_pep440(b) < parse_pep440(a):
-            yield Problem(_wheel_line(root, b), f"wheels.python: {b} must come after {a} (ascending)")
+    for wa, wb in zip(wheels, wheels[1:]):
+        if parse_pep440(wb) < parse_pep440(wa):
+            yield Problem(_wheel_line(root, wb), f"wheels.python: {wb} must come after {wa} (ascending)")
     fws = list(mx.firmware)
-    for i, (a, b) in enumerate(zip(fws, fws[1:])):
-        if parse_ascend(b.driver) > parse_ascend(a.driver):
+    for i, (fa, fb) in enumerate(zip(fws, fws[1:])):
+        if parse_ascend(fb.driver) > parse_ascend(fa.driver):
             yield Problem(_line_at(root, ["firmware", i + 1]),
-                          f"firmware: driver {b.driver} must come before {a.driver} (newest first)")
+                          f"firmware: driver {fb.driver} must come before {fa.driver} (newest first)")
 
 
 def _wheel_keys(root: Any) -> list[tuple[str, int]]:
@@ -170,8 +171,10 @@ def _duplicates(mx: Matrix, root: Any) -> Iterator[Problem]:
             yield Problem(line, f"wheels.python: duplicate version {raw} (same as {first[v][0]} on line {first[v][1]})")
         first.setdefault(v, (raw, line))
     seen_ids: dict = {}
-    for i, node in enumerate(_items(root, "conflicts")):
-        cid = next((v.value for k, v in node.value if k.value == "id"), None) if isinstance(node, yaml.MappingNode) else None
+    for node in _items(root, "conflicts"):
+        cid = None
+        if isinstance(node, yaml.MappingNode):
+            cid = next((v.value for k, v in node.value if k.value == "id"), None)
         if cid in seen_ids:
             yield Problem(node.start_mark.line + 1, f"conflicts: duplicate id {cid} (also on line {seen_ids[cid]})")
         seen_ids.setdefault(cid, node.start_mark.line + 1)
@@ -196,7 +199,8 @@ def _contradictions(mx: Matrix) -> Iterator[Problem]:
             for bad in r.hdk.unsupported:
                 for good in r.hdk.paired + r.hdk.matched + r.hdk.compatible:
                     if bad.lo <= good.hi and good.lo <= bad.hi:
-                        yield Problem(r.hdk.line, f"CANN {r.version}: HDK {good.text} is both stated and unsupported ({bad.text})")
+                        yield Problem(r.hdk.line, f"CANN {r.version}: HDK {good.text} is both stated "
+                                                  f"and unsupported ({bad.text})")
     for ver, rows in homes.items():
         disputed = [p for _, p in rows if any(mx.conflicts.get(c) and mx.conflicts[c].applies_to == "pairing"
                                               for c in p.conflicts)]
@@ -231,9 +235,10 @@ def _references(mx: Matrix, root: Any) -> Iterator[Problem]:
     used |= {c for r in mx.cann for m in r.mindspore for c in m.conflicts}
     used |= {c for m in mx.mindspore_unpaired for c in m.conflicts}
     used |= {c for r in mx.cann if r.hdk for c in r.hdk.conflicts}
-    for c in mx.conflicts.values():
-        if c.id not in used and c.applies_to not in ("none", "chip"):
-            yield Problem(c.line, f"conflicts: {c.id} is referenced by no row (add `conflict: [{c.id}]` where it applies)")
+    for conflict in mx.conflicts.values():
+        if conflict.id not in used and conflict.applies_to not in ("none", "chip"):
+            yield Problem(conflict.line, f"conflicts: {conflict.id} is referenced by no row "
+                                         f"(add `conflict: [{conflict.id}]` where it applies)")
     for r in mx.cann:
         if not r.sources:
             yield Problem(r.line, f"CANN {r.version}: cites no source")

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import yaml
 
@@ -240,7 +241,8 @@ class Builder:
                 parse_pep440(spec)
         except Exception as exc:
             raise self.err(m, f"mindspore: {spec!r} is neither a version nor a specifier: {exc}") from None
-        return MsPairing(cann, spec, self.pyrange(m, "python"), self.strs(m, "sources"), self.strs(m, "conflict"), m.line)
+        return MsPairing(cann, spec, self.pyrange(m, "python"), self.strs(m, "sources"), self.strs(m, "conflict"),
+                         m.line)
 
     def check_refs(self, mx: Matrix, doc: Any) -> None:
         """Every cited source key and conflict id must exist (the rest is `matrix lint`)."""
@@ -267,10 +269,10 @@ def _cited(mx: Matrix) -> Iterable[tuple[int, Sequence[str], Sequence[str]]]:
             yield m.line, m.sources, m.conflicts
     for m in mx.mindspore_unpaired:
         yield m.line, m.sources, m.conflicts
-    for c in mx.chips:
-        yield c.line, c.sources, ()
-    for c in mx.conflicts.values():
-        yield c.line, c.source_refs, ()
+    for chip in mx.chips:
+        yield chip.line, chip.sources, ()
+    for conflict in mx.conflicts.values():
+        yield conflict.line, conflict.source_refs, ()
 
 
 # ---------------------------------------------------------------------------------------------

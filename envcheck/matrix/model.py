@@ -8,8 +8,11 @@ Loading lives in `envcheck.matrix.load`; judging planned versions lives above th
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from packaging.version import Version
 
 from envcheck.errors import EnvcheckError
 from envcheck.versions import AscendVersion, PyRange, parse_ascend, parse_pep440
@@ -101,14 +104,13 @@ class MsPairing:
 class HdkSpec:
     """``24.1.RC1`` (that release incl. hot-fix / build drops), ``25.2.X`` (a line) or ``A..B``."""
 
-    __slots__ = ("text", "lo", "hi", "line_only")
+    __slots__ = ("text", "lo", "hi")
 
     def __init__(self, text: str) -> None:
         self.text = text
         lo, sep, hi = text.partition("..")
         self.lo = _hdk_bound(lo.strip(), low=True)
         self.hi = _hdk_bound((hi if sep else lo).strip(), low=False)
-        self.line_only = not sep and lo.strip().upper().endswith(".X")
 
     def matches(self, v: AscendVersion) -> bool:
         k = v.release_key
@@ -141,7 +143,7 @@ class HdkRule:
     """Verdict for an HDK no list names: ``fail`` (default) or ``warn`` (sources too thin)."""
     sources: tuple[str, ...] = ()
     conflicts: tuple[str, ...] = ()
-    by_family: Mapping[str, "HdkRule"] = field(default_factory=dict)
+    by_family: Mapping[str, HdkRule] = field(default_factory=dict)
     line: int = 0
 
     def classify(self, v: AscendVersion) -> str:
@@ -263,7 +265,7 @@ class Matrix:
     kernels: tuple[KernelRule, ...]
     firmware: tuple[FirmwareMin, ...]
     packages: dict[str, str]
-    wheels: dict[str, Any]
+    wheels: dict[str, PyRange | dict[str, PyRange]]
     """torch_npu version (pip spelling) -> PyRange, or {arch: PyRange}."""
     mindspore_unpaired: tuple[MsPairing, ...] = ()
     as_of_date: str = ""
@@ -306,34 +308,44 @@ class Matrix:
         want = _public(torch_npu)
         return [p for p in self.pairings() if _public(p.torch_npu) == want]
 
-    def newest_torch_npu(self) -> Any:
+    def newest_torch_npu(self) -> Version:
         keys = [_public(p.torch_npu) for p in self.pairings()]
         keys += [parse_pep440(v) for v in self.wheels]
         return max(keys)
 
     def lines_for(self, release: CannRelease) -> set[tuple[int, int]]:
         """PyTorch (major, minor) lines that have a build for this CANN release."""
-        return {parse_pep440(p.torch).release[:2] for p in release.pairings}
+        return {_torch_line(p.torch) for p in release.pairings}
 
     def line_known(self, line: tuple[int, int]) -> list[CannRelease]:
         """CANN releases that pair some build of this PyTorch line."""
         return [r for r in self.cann if line in self.lines_for(r)]
 
-    def wheel_python(self, torch_npu: str, arch: str | None = None) -> PyRange | list[PyRange] | None:
-        """Python range of the PyPI wheels of this build (a list when arches differ and arch is unknown)."""
+    def wheel_ranges(self, torch_npu: str, arch: str | None = None) -> list[PyRange]:
+        """Python ranges of the PyPI wheels of this build: [] when it has no wheels, one range when all
+        arches agree or `arch` is known, one per arch otherwise (a Python is covered when some range has it)."""
         entry = self.wheels.get(str(_public(torch_npu)))
-        if entry is None or isinstance(entry, PyRange):
-            return entry
+        if entry is None:
+            return []
+        if isinstance(entry, PyRange):
+            return [entry]
         if arch in entry:
-            return entry[arch]
+            return [entry[arch]]
         return list(entry.values())
 
-    def windows_for(self, pta: str) -> list[PtaWindow]:
-        return [w for w in self.pta_windows if w.has_pta(pta)]
+    def wheel_python(self, torch_npu: str, arch: str | None = None) -> PyRange | list[PyRange] | None:
+        """Older shape of `wheel_ranges`: None, one range, or a list when arches differ and arch is unknown.
+
+        Prefer `wheel_ranges`, which is always a list."""
+        ranges = self.wheel_ranges(torch_npu, arch)
+        if not ranges:
+            return None
+        entry = self.wheels[str(_public(torch_npu))]
+        return ranges if isinstance(entry, dict) and arch not in entry else ranges[0]
 
     def newest_line(self) -> tuple[int, int]:
         """Newest PyTorch (major, minor) line that any CANN release pairs."""
-        return max(parse_pep440(p.torch).release[:2] for p in self.pairings())
+        return max(_torch_line(p.torch) for p in self.pairings())
 
     # -- chips / kernels / firmware --------------------------------------------------
     def chip_family(self, chip: str) -> Chip | None:
@@ -372,10 +384,6 @@ class Matrix:
         src = self.sources.get(ref.split()[0])
         return src.url if src else ""
 
-    def cite(self, refs: Iterable[str]) -> list[str]:
-        """``KEY <url>`` strings for evidence lines."""
-        return [f"{ref} <{self.url(ref)}>" for ref in dict.fromkeys(refs)]
-
     # -- tables for humans and the kb site -------------------------------------------
     def rows(self) -> list[dict[str, str]]:
         """Flat rows: one per (CANN, torch_npu) pairing; CANN releases without builds get one row."""
@@ -413,16 +421,22 @@ def _hdk_text(rule: HdkRule | None) -> str:
     return ", ".join(s.text for s in rule.paired + rule.matched)
 
 
-def _public(version: str) -> Any:
+def _public(version: str) -> Version:
     """PEP 440 version without its local label (``2.1.0.post3+git1234567`` -> 2.1.0.post3)."""
     v = parse_pep440(version)
     return parse_pep440(v.public) if v.local else v
 
 
+def _torch_line(version: str) -> tuple[int, int]:
+    """(major, minor) of a PEP 440 version; ``2`` is line (2, 0) as PEP 440 pads missing parts with zeros."""
+    release = parse_pep440(version).release
+    return (release[0], release[1] if len(release) > 1 else 0)
+
+
 _SPECS: dict[str, Any] = {}
 
 
-def _specifier(text: str) -> "SpecifierSet":
+def _specifier(text: str) -> SpecifierSet:
     if text not in _SPECS:
         from packaging.specifiers import SpecifierSet
 

@@ -4,7 +4,7 @@ compatibility checks over them.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from envcheck.checks import judge_compat
 from envcheck.matrix import Matrix, load

@@ -8,13 +8,14 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Callable
 
 from envcheck.model import Facts
 
 
-def collect(root: str = "/", python: Optional[str] = None, timeout: float = 10.0,
-            environ: Optional[Mapping[str, str]] = None) -> Facts:
+def collect(root: str = "/", python: str | None = None, timeout: float = 10.0,
+            environ: Mapping[str, str] | None = None) -> Facts:
     """Read everything. Machine problems land in Facts.probe_errors; only bad user input
     (a --python that is not an interpreter) raises UsageError."""
     from envcheck.probe import cann, driver, env, npu, pyenv, ranktable, system

@@ -8,9 +8,11 @@ sourced or executed; every version carries the file it came from.
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from collections.abc import Mapping
+from typing import Any
 
 from envcheck.probe.fs import Root, first, parse_colon, parse_kv
+from envcheck.versions import lenient_key
 
 BASES = ("/usr/local/Ascend",)
 ARCHES = ("aarch64-linux", "x86_64-linux", "arm64-linux")
@@ -28,12 +30,12 @@ _CFG_ENTRY = re.compile(r"\[([^:\]]*):([^\]]*)\]")
 _RELEASE_DIR = re.compile(r"^\d+\.\d+")
 
 
-def probe(fs: Root, env: Mapping[str, str]) -> Dict[str, Any]:
+def probe(fs: Root, env: Mapping[str, str]) -> dict[str, Any]:
     """Facts.cann: {"installs": [...], "active": index or None}."""
-    installs: List[Dict[str, Any]] = []
-    by_id: Dict[str, int] = {}
-    latest_ids: List[str] = []
-    env_id: Optional[str] = None
+    installs: list[dict[str, Any]] = []
+    by_id: dict[str, int] = {}
+    latest_ids: list[str] = []
+    env_id: str | None = None
     for path, source in candidates(fs, env):
         ident = identity(fs, path)
         if ident is None:
@@ -51,9 +53,9 @@ def probe(fs: Root, env: Mapping[str, str]) -> Dict[str, Any]:
     return {"installs": installs, "active": _active(installs, by_id, env_id, latest_ids)}
 
 
-def candidates(fs: Root, env: Mapping[str, str]) -> List[Tuple[str, str]]:
+def candidates(fs: Root, env: Mapping[str, str]) -> list[tuple[str, str]]:
     """(machine path, why it was looked at) in probe order; duplicates removed later by identity."""
-    out: List[Tuple[str, str]] = []
+    out: list[tuple[str, str]] = []
     for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
         if env.get(var):
             out.append((env[var], f"${var}"))
@@ -72,16 +74,16 @@ def candidates(fs: Root, env: Mapping[str, str]) -> List[Tuple[str, str]]:
     for base in bases:
         out.append((base + "/cann", base + "/cann"))
         out.append((base + "/ascend-toolkit/latest", base + "/ascend-toolkit/latest"))
-        for name in sorted(fs.listdir(base), key=version_key, reverse=True):
+        for name in sorted(fs.listdir(base), key=lenient_key, reverse=True):
             if name.startswith("cann-"):
                 out.append((f"{base}/{name}", f"{base}/cann-*"))
-        for name in sorted(fs.listdir(base + "/ascend-toolkit"), key=version_key, reverse=True):
+        for name in sorted(fs.listdir(base + "/ascend-toolkit"), key=lenient_key, reverse=True):
             if _RELEASE_DIR.match(name):
                 out.append((f"{base}/ascend-toolkit/{name}", f"{base}/ascend-toolkit/<release>"))
     return out
 
 
-def identity(fs: Root, path: str) -> Optional[str]:
+def identity(fs: Root, path: str) -> str | None:
     """The real directory of an install: a classic `latest/` is a dir of symlinks into the release dir."""
     rp = fs.real(path, "cann")
     if rp is None or not fs.isdir(rp):
@@ -93,7 +95,7 @@ def identity(fs: Root, path: str) -> Optional[str]:
     return rp
 
 
-def read_install(fs: Root, home: str, ident: str, source: str, env: Mapping[str, str]) -> Dict[str, Any]:
+def read_install(fs: Root, home: str, ident: str, source: str, env: Mapping[str, str]) -> dict[str, Any]:
     layout = "8.5+" if fs.isdir(ident + "/share/info") or ident.rsplit("/", 1)[-1].startswith("cann-") else "classic"
     arch_dir = next((f"{home}/{a}" for a in ARCHES if fs.isdir(f"{home}/{a}")), None)
     components = read_components(fs, home, layout)
@@ -116,8 +118,8 @@ def read_install(fs: Root, home: str, ident: str, source: str, env: Mapping[str,
     }
 
 
-def toolkit_version(fs: Root, home: str, arch_dir: Optional[str],
-                    components: Dict[str, Dict[str, Any]]) -> Tuple[Optional[str], Optional[str]]:
+def toolkit_version(fs: Root, home: str, arch_dir: str | None,
+                    components: dict[str, dict[str, Any]]) -> tuple[str | None, str | None]:
     """The release version, first hit wins (research §8 step 3); (version, file it came from)."""
     path = home + "/share/info/runtime/version.info"
     v = _kv_value(fs, path, "Version")
@@ -141,9 +143,9 @@ def toolkit_version(fs: Root, home: str, arch_dir: Optional[str],
     return None, None
 
 
-def read_components(fs: Root, home: str, layout: str) -> Dict[str, Dict[str, Any]]:
+def read_components(fs: Root, home: str, layout: str) -> dict[str, dict[str, Any]]:
     """{name: {version (release), internal, source}} for runtime, compiler, hccl, opp, toolkit, opp_kernel."""
-    out: Dict[str, Dict[str, Any]] = {}
+    out: dict[str, dict[str, Any]] = {}
     for name in CLASSIC_COMPONENTS:
         paths = [f"{home}/share/info/{pkg}/version.info" for pkg in SHARE_INFO.get(name, ())]
         paths.append(f"{home}/{name}/version.info")
@@ -155,7 +157,7 @@ def read_components(fs: Root, home: str, layout: str) -> Dict[str, Dict[str, Any
     return out
 
 
-def read_component_file(fs: Root, path: str) -> Optional[Dict[str, Any]]:
+def read_component_file(fs: Root, path: str) -> dict[str, Any] | None:
     text = fs.read_text(path)
     if text is None:
         return None
@@ -168,10 +170,10 @@ def read_component_file(fs: Root, path: str) -> Optional[Dict[str, Any]]:
     return {"version": release or internal, "internal": internal, "source": path}
 
 
-def read_version_cfg(fs: Root, path: str) -> Dict[str, Dict[str, List[Tuple[str, str]]]]:
+def read_version_cfg(fs: Root, path: str) -> dict[str, dict[str, list[tuple[str, str]]]]:
     """version.cfg → {component: {running|upgrade|installed: [(inner, release), ...]}}."""
     text = fs.read_text(path)
-    out: Dict[str, Dict[str, List[Tuple[str, str]]]] = {}
+    out: dict[str, dict[str, list[tuple[str, str]]]] = {}
     if not text:
         return out
     for line in text.splitlines():
@@ -183,7 +185,7 @@ def read_version_cfg(fs: Root, path: str) -> Dict[str, Dict[str, List[Tuple[str,
     return out
 
 
-def version_cfg_summary(fs: Root, path: str) -> Optional[Dict[str, Any]]:
+def version_cfg_summary(fs: Root, path: str) -> dict[str, Any] | None:
     """version.cfg as {source, running {comp: release}, installed {comp: [release, ...]}} (None if absent)."""
     if not fs.exists(path):
         return None
@@ -195,10 +197,10 @@ def version_cfg_summary(fs: Root, path: str) -> Optional[Dict[str, Any]]:
             "installed": {c: [rel for _, rel in k["installed"]] for c, k in cfg.items() if k.get("installed")}}
 
 
-def read_kernels(fs: Root, home: str, arch_dir: Optional[str],
-                 components: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
+def read_kernels(fs: Root, home: str, arch_dir: str | None,
+                 components: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Kernels / ops packages: opp_kernel/version.info, ascend_ops_install.info, per-SoC kernel dirs."""
-    out: List[Dict[str, Any]] = []
+    out: list[dict[str, Any]] = []
     ok = components.get("opp_kernel")
     if ok:
         out.append({"name": "opp_kernel", "version": ok["version"], "source": ok["source"]})
@@ -215,7 +217,7 @@ def read_kernels(fs: Root, home: str, arch_dir: Optional[str],
     return out
 
 
-def read_nnal(fs: Root, home: str, env: Mapping[str, str]) -> List[Dict[str, Any]]:
+def read_nnal(fs: Root, home: str, env: Mapping[str, str]) -> list[dict[str, Any]]:
     """NNAL / ATB: $ATB_HOME_PATH/../../version.info, else <Ascend base>/nnal/atb/latest/version.info."""
     paths = []
     atb = env.get("ATB_HOME_PATH")
@@ -224,7 +226,7 @@ def read_nnal(fs: Root, home: str, env: Mapping[str, str]) -> List[Dict[str, Any
     base = ascend_base(home)
     if base:
         paths.append(base + "/nnal/atb/latest/version.info")
-    out: List[Dict[str, Any]] = []
+    out: list[dict[str, Any]] = []
     seen = set()
     for path in paths:
         rp = fs.real(path, "nnal")
@@ -244,7 +246,7 @@ def read_nnal(fs: Root, home: str, env: Mapping[str, str]) -> List[Dict[str, Any
     return out
 
 
-def ascend_base(home: str) -> Optional[str]:
+def ascend_base(home: str) -> str | None:
     """/usr/local/Ascend for /usr/local/Ascend/ascend-toolkit/latest or /usr/local/Ascend/cann-8.5.0."""
     parts = home.rstrip("/").split("/")
     for i in range(len(parts) - 1, 0, -1):
@@ -253,7 +255,7 @@ def ascend_base(home: str) -> Optional[str]:
     return None
 
 
-def set_env_path(fs: Root, home: str, ident: str) -> Optional[str]:
+def set_env_path(fs: Root, home: str, ident: str) -> str | None:
     """The set_env.sh a user should source for this install (machine path), if one exists."""
     for d in (home.rstrip("/") + "/..", home, ident, ident.rsplit("/", 1)[0]):
         p = _norm(d + "/set_env.sh")
@@ -268,7 +270,7 @@ def _norm(p: str) -> str:
     return posixpath.normpath(p)
 
 
-def _kv_value(fs: Root, path: str, key: str) -> Optional[str]:
+def _kv_value(fs: Root, path: str, key: str) -> str | None:
     text = fs.read_text(path)
     if text is None:
         return None
@@ -278,37 +280,15 @@ def _kv_value(fs: Root, path: str, key: str) -> Optional[str]:
     return v or None
 
 
-def _active(installs: List[Dict[str, Any]], by_id: Dict[str, int], env_id: Optional[str],
-            latest_ids: List[str]) -> Optional[int]:
+def _active(installs: list[dict[str, Any]], by_id: dict[str, int], env_id: str | None,
+            latest_ids: list[str]) -> int | None:
     if env_id is not None:
         return by_id[env_id]
     if latest_ids:
         return by_id[latest_ids[0]]
     if not installs:
         return None
-    return max(range(len(installs)), key=lambda i: version_key(installs[i].get("version") or ""))
-
-
-_STAGE = {"alpha": 0, "beta": 1, "t": 2, "rc": 3, "spc": 5}
-
-
-def version_key(v: str) -> Tuple[Any, ...]:
-    """Rough ordering of CANN release strings: 8.0.RC2.alpha003 < 8.0.RC2 < 8.0.0 < 8.1.RC1; 9.2.0-beta.2 < 9.2.0."""
-    v = v.lower()
-    if v.startswith("cann-"):
-        v = v[5:]
-    nums = [int(x) for x in re.findall(r"^(\d+)\.(\d+)", v)[0]] if re.match(r"^\d+\.\d+", v) else [-1, -1]
-    rest = re.sub(r"^\d+\.\d+\.?", "", v)
-    m = re.match(r"(rc|t)(\d+)|(\d+)", rest)
-    if m and m.group(3) is not None:
-        third: Tuple[int, int] = (4, int(m.group(3)))
-    elif m:
-        third = (_STAGE[m.group(1)], int(m.group(2)))
-    else:
-        third = (-1, 0)
-    pre = re.search(r"(alpha|beta)\.?(\d+)", rest)
-    tail = (_STAGE[pre.group(1)], int(pre.group(2))) if pre else (9, 0)
-    return (nums[0], nums[1], third, tail)
+    return max(range(len(installs)), key=lambda i: lenient_key(installs[i].get("version")))
 
 
 ENV_PATH_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "ASCEND_AICPU_PATH",
@@ -316,22 +296,28 @@ ENV_PATH_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "
 CANN_LIBS = ("libascendcl.so", "libhccl.so")
 
 
-def env_paths(fs: Root, env: Mapping[str, str]) -> Dict[str, Any]:
+def env_paths(fs: Root, env: Mapping[str, str]) -> dict[str, Any]:
     """What the CANN variables and LD_LIBRARY_PATH point at, resolved inside the root (for EC201)."""
-    out: Dict[str, Any] = {}
+    out: dict[str, Any] = {}
     for var in ENV_PATH_VARS:
-        if env.get(var):
-            rp = fs.real(env[var], "env")
-            out[var] = {"value": env[var], "realpath": rp, "exists": rp is not None and fs.isdir(rp)}
-            if var == "ASCEND_HOME_PATH" and out[var]["exists"]:
-                out[var]["lib64"] = fs.real(rp + "/lib64", "env")
-    ld = []
+        value = env.get(var)
+        if not value:
+            continue
+        home = fs.real(value, "env")
+        exists = home is not None and fs.isdir(home)
+        item: dict[str, Any] = {"value": value, "realpath": home, "exists": exists}
+        if var == "ASCEND_HOME_PATH" and home is not None and exists:
+            item["lib64"] = fs.real(home + "/lib64", "env")
+        out[var] = item
+    ld: list[dict[str, Any]] = []
+    found: list[tuple[str, str]] = []  # (entry as written, resolved directory) of entries that exist
     for entry in (env.get("LD_LIBRARY_PATH") or "").split(":"):
         if entry:
             rp = fs.real(entry, "env")
             ld.append({"path": entry, "realpath": rp, "exists": rp is not None})
-    libs = {}
+            if rp is not None:
+                found.append((entry, rp))
+    libs: dict[str, str | None] = {}
     for lib in CANN_LIBS:
-        libs[lib] = next((e["path"].rstrip("/") + "/" + lib for e in ld
-                          if e["exists"] and fs.exists(e["realpath"] + "/" + lib)), None)
+        libs[lib] = next((entry.rstrip("/") + "/" + lib for entry, rp in found if fs.exists(rp + "/" + lib)), None)
     return {"vars": out, "ld_library_path": ld, "libs": libs}

@@ -1,7 +1,7 @@
 """NPU driver and firmware versions from version.info, rooted at /etc/ascend_install.info's install paths."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 from envcheck.probe.fs import Root, first, parse_kv
 
@@ -9,7 +9,7 @@ INSTALL_INFO = "/etc/ascend_install.info"
 DEFAULT_BASE = "/usr/local/Ascend"
 
 
-def probe(fs: Root) -> Dict[str, Any]:
+def probe(fs: Root) -> dict[str, Any]:
     """Facts.driver: install_path, version, version_source, firmware_version, firmware_source."""
     info = parse_kv(fs.read_text(INSTALL_INFO) or "")
     drv_base = (info.get("Driver_Install_Path_Param") or DEFAULT_BASE).rstrip("/") or "/"
@@ -30,7 +30,7 @@ def probe(fs: Root) -> Dict[str, Any]:
     }
 
 
-def read_version(fs: Root, path: str, driver: bool) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+def read_version(fs: Root, path: str, driver: bool) -> tuple[str | None, str | None, str | None]:
     """(version, source, package_version). Driver prefers package_version; firmware keeps its 5-part Version."""
     text = fs.read_text(path)
     if text is None:

@@ -1,7 +1,7 @@
 """The environment variables that matter on an Ascend machine, with secrets redacted."""
 from __future__ import annotations
 
-from typing import Dict, Mapping
+from collections.abc import Mapping
 
 from envcheck.redact import redact_env
 
@@ -14,7 +14,7 @@ NAMES = (
 )
 
 
-def probe(environ: Mapping[str, str]) -> Dict[str, str]:
+def probe(environ: Mapping[str, str]) -> dict[str, str]:
     """Relevant variables only (sorted); secret-named ones masked, credential-looking values masked."""
     picked = {k: v for k, v in environ.items() if k in NAMES or k.startswith(PREFIXES)}
     return dict(sorted(redact_env(picked).items()))

@@ -11,7 +11,6 @@ import errno
 import os
 import re
 import stat
-from typing import Dict, List, Optional, Tuple
 
 MAX_HOPS = 40
 MAX_BYTES = 256 * 1024
@@ -26,7 +25,7 @@ class Root:
 
     def __init__(self, root: str = "/") -> None:
         self.root = os.path.abspath(root)
-        self.errors: Dict[str, str] = {}
+        self.errors: dict[str, str] = {}
 
     # ---- paths -----------------------------------------------------------------------
     def host(self, path: str) -> str:
@@ -39,7 +38,7 @@ class Root:
 
         Raises OSError(ELOOP) on a symlink loop.
         """
-        parts: List[str] = [p for p in path.split("/") if p]
+        parts: list[str] = [p for p in path.split("/") if p]
         parts.reverse()
         cur = "/"
         hops = 0
@@ -68,12 +67,13 @@ class Root:
                 cur = nxt
         return cur
 
-    def real(self, path: str, area: str = "path") -> Optional[str]:
+    def real(self, path: str, area: str = "path") -> str | None:
         """Resolved machine path if it exists, else None; a loop is recorded as a probe error."""
         try:
             rp = self.resolve(path)
         except OSError as exc:
-            self.errors[f"{area}:{path}"] = f"{exc.strerror or exc} (symlink loop)" if exc.errno == errno.ELOOP else str(exc)
+            loop = exc.errno == errno.ELOOP
+            self.errors[f"{area}:{path}"] = f"{exc.strerror or exc} (symlink loop)" if loop else str(exc)
             return None
         return rp if os.path.lexists(self.host(rp)) else None
 
@@ -89,13 +89,13 @@ class Root:
         rp = self._quiet(path)
         return rp is not None and os.path.lexists(self.host(rp))
 
-    def _quiet(self, path: str) -> Optional[str]:
+    def _quiet(self, path: str) -> str | None:
         try:
             return self.resolve(path)
         except OSError:
             return None
 
-    def listdir(self, path: str) -> List[str]:
+    def listdir(self, path: str) -> list[str]:
         """Sorted names in a directory; [] when absent; an unreadable directory is recorded."""
         rp = self.real(path, "dir")
         if rp is None:
@@ -109,7 +109,7 @@ class Root:
             return []
 
     # ---- reading ---------------------------------------------------------------------
-    def read_text(self, path: str, kind: str = "file") -> Optional[str]:
+    def read_text(self, path: str, kind: str = "file") -> str | None:
         """Text of a file, or None when it does not exist.
 
         A file that exists but cannot be used (loop, directory, permission, binary, not UTF-8)
@@ -185,9 +185,9 @@ _KV = re.compile(r"^\s*([A-Za-z_][\w\- .]*?)\s*=\s*(.*?)\s*$")
 _KC = re.compile(r"^\s*([A-Za-z][\w\- ./]*?)\s*:\s*(.*?)\s*$")
 
 
-def parse_kv(text: str) -> Dict[str, str]:
+def parse_kv(text: str) -> dict[str, str]:
     """``KEY=VALUE`` lines (keys kept as written; later duplicates lose; quotes stripped)."""
-    out: Dict[str, str] = {}
+    out: dict[str, str] = {}
     for line in text.splitlines():
         if line.lstrip().startswith("#"):
             continue
@@ -197,9 +197,9 @@ def parse_kv(text: str) -> Dict[str, str]:
     return out
 
 
-def parse_colon(text: str) -> Dict[str, str]:
+def parse_colon(text: str) -> dict[str, str]:
     """``Key : Value`` lines (NNAL / MindIE / npu-smi -t style); split on the first colon."""
-    out: Dict[str, str] = {}
+    out: dict[str, str] = {}
     for line in text.splitlines():
         m = _KC.match(line)
         if m and m.group(1) not in out:
@@ -213,7 +213,7 @@ def _unquote(v: str) -> str:
     return v
 
 
-def first(d: Dict[str, str], *keys: str) -> Tuple[Optional[str], Optional[str]]:
+def first(d: dict[str, str], *keys: str) -> tuple[str | None, str | None]:
     """(key, value) of the first key present with a non-empty value."""
     for k in keys:
         v = d.get(k)

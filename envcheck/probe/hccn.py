@@ -34,7 +34,8 @@ TLS_PRESET = re.compile(r"tls preconfigured\[(\d+)\]")
 PRESENT = re.compile(r"^\s*present\s*:\s*(.+?)\s*$", re.MULTILINE)
 STAT_NOW = re.compile(r"current time\s*:\s*(.+?)\s*$", re.MULTILINE)
 STAT_UPS = re.compile(r"link up count\s*:\s*(\d+)", re.MULTILINE)
-STAT_REC = re.compile(r"^(?:\[device \d+\])?\s+(\w{3} \w{3}\s+\d+ \d\d:\d\d:\d\d \d{4})\s+LINK (UP|DOWN)\s*$", re.MULTILINE)
+STAT_REC = re.compile(r"^(?:\[device \d+\])?\s+(\w{3} \w{3}\s+\d+ \d\d:\d\d:\d\d \d{4})"
+                      r"\s+LINK (UP|DOWN)\s*$", re.MULTILINE)
 PING_RECEIVED = re.compile(r"(\d+) received")
 TIME_FMT = "%a %b %d %H:%M:%S %Y"
 

@@ -5,7 +5,8 @@ import os
 import re
 import shutil
 from collections import Counter
-from typing import Any, Dict, List, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from envcheck.probe.fs import Root
 
@@ -17,9 +18,9 @@ DAVINCI = re.compile(r"^davinci(\d+)$")
 HEALTH_WORDS = {"ok", "warning", "alarm", "critical", "unknown", "general", "major", "minor"}
 
 
-def probe(fs: Root, environ: Mapping[str, str], timeout: float) -> Dict[str, Any]:
+def probe(fs: Root, environ: Mapping[str, str], timeout: float) -> dict[str, Any]:
     """Facts.npu. Missing, failing or hanging npu-smi is recorded in "error", never raised."""
-    out: Dict[str, Any] = {"available": False, "path": None, "version": None, "tool_version": None,
+    out: dict[str, Any] = {"available": False, "path": None, "version": None, "tool_version": None,
                            "chip": None, "count": 0, "devices": [], "processes": [], "error": None,
                            "rc": None, "timed_out": False, "dev_davinci": davinci(fs)}
     exe = find_npu_smi(fs, environ)
@@ -51,7 +52,7 @@ def probe(fs: Root, environ: Mapping[str, str], timeout: float) -> Dict[str, Any
     return out
 
 
-def find_npu_smi(fs: Root, environ: Mapping[str, str]) -> Optional[str]:
+def find_npu_smi(fs: Root, environ: Mapping[str, str]) -> str | None:
     exe = shutil.which("npu-smi", path=environ.get("PATH", ""))
     if exe:
         return exe
@@ -62,7 +63,7 @@ def find_npu_smi(fs: Root, environ: Mapping[str, str]) -> Optional[str]:
     return None
 
 
-def davinci(fs: Root) -> List[int]:
+def davinci(fs: Root) -> list[int]:
     """Sorted N of /dev/davinciN under the root (davinci_manager etc. excluded)."""
     ids = []
     for name in fs.listdir("/dev"):
@@ -78,25 +79,25 @@ def _tail(text: str, n: int = 3) -> str:
 
 
 # ---- parsing ------------------------------------------------------------------------------
-def _cells(line: str) -> List[str]:
+def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-def _num(tok: str) -> Optional[float]:
+def _num(tok: str) -> float | None:
     try:
         return float(tok)
     except ValueError:
         return None
 
 
-def parse_info(text: str) -> Dict[str, Any]:
+def parse_info(text: str) -> dict[str, Any]:
     """Parse `npu-smi info` (910A old/classic, 910B, A3 two-die, 310P, wide 26.x layouts)."""
     m = HDR.search(text)
-    devices: List[Dict[str, Any]] = []
-    processes: List[Dict[str, Any]] = []
+    devices: list[dict[str, Any]] = []
+    processes: list[dict[str, Any]] = []
     section = "header"
-    pending: Optional[Dict[str, Any]] = None
-    header: List[str] = []
+    pending: dict[str, Any] | None = None
+    header: list[str] = []
     second = "phy_id"  # A3 prints `Chip  Phy-ID`; 310P prints `Chip  Device` (the logical device id)
     for line in text.splitlines():
         s = line.strip()
@@ -142,7 +143,7 @@ def parse_info(text: str) -> Dict[str, Any]:
     }
 
 
-def _row1(cells: List[str]) -> Optional[Dict[str, Any]]:
+def _row1(cells: list[str]) -> dict[str, Any] | None:
     """`| 0     910B4 | OK | 87.2 33 0 / 0 |` (or A5: `| 0 | Ascend950DT | OK | ... |`)."""
     if len(cells) < 3:
         return None
@@ -160,9 +161,9 @@ def _row1(cells: List[str]) -> Optional[Dict[str, Any]]:
             "temp_c": _num(toks[1]) if len(toks) > 1 else None}
 
 
-def _row2(r1: Dict[str, Any], cells: List[str], second: str = "phy_id") -> Dict[str, Any]:
+def _row2(r1: dict[str, Any], cells: list[str], second: str = "phy_id") -> dict[str, Any]:
     """`| 0 | 0000:C1:00.0 | 0  0 / 0  2654 / 32768 |`; A3/310P put a 2nd number (phy-id/device) first."""
-    dev: Dict[str, Any] = dict(r1)
+    dev: dict[str, Any] = dict(r1)
     first = cells[0].split() if cells else []
     if not first and len(cells) >= 4:  # A5: the first cells are empty
         cells = cells[1:]
@@ -182,7 +183,7 @@ def _row2(r1: Dict[str, Any], cells: List[str], second: str = "phy_id") -> Dict[
     return dev
 
 
-def _proc(cells: List[str]) -> Optional[Dict[str, Any]]:
+def _proc(cells: list[str]) -> dict[str, Any] | None:
     """`| 0  0 | 123456 | python3 | 3072 |` (wide layout adds a container-pid column)."""
     if len(cells) < 4:
         return None

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from envcheck.errors import UsageError
 
@@ -57,23 +58,23 @@ def read(dists):
 """
 CHILD = READER + "\nprint(json.dumps(read(sys.argv[1].split(','))))\n"
 
-_NS: Dict[str, Any] = {}
+_NS: dict[str, Any] = {}
 exec(compile(READER, "<envcheck.probe.pyenv.READER>", "exec"), _NS)  # noqa: S102 - our own source
 torch_pin = _NS["torch_pin"]
 
 
-def probe(python: Optional[str], environ: Mapping[str, str], timeout: float) -> Dict[str, Any]:
+def probe(python: str | None, environ: Mapping[str, str], timeout: float) -> dict[str, Any]:
     """Facts.python for the current interpreter, or for `python` (raises UsageError when unusable)."""
     if python is None:
         return _current()
     return _child(python, environ, timeout)
 
 
-def _current() -> Dict[str, Any]:
+def _current() -> dict[str, Any]:
     return _NS["read"](DISTS)
 
 
-def _child(python: str, environ: Mapping[str, str], timeout: float) -> Dict[str, Any]:
+def _child(python: str, environ: Mapping[str, str], timeout: float) -> dict[str, Any]:
     if not os.path.exists(python):
         raise UsageError(f"--python {python}: no such file")
     if os.path.isdir(python) or not os.access(python, os.X_OK):

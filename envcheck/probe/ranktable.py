@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 KNOWN_VERSIONS = ("1.0", "1.2")
 
@@ -128,7 +129,8 @@ def _server(i: int, raw: Any, problems: list[Problem]) -> Server | None:
     if not isinstance(devs, list) or not devs:
         problems.append(Problem("missing-key", "fail", f"server_list[{i}] ({sid or '?'}) has no \"device\" array"))
         devs = []
-    server = Server(server_id=sid, host_ip=text_value(raw.get("host_ip")), container_ip=text_value(raw.get("container_ip")))
+    server = Server(server_id=sid, host_ip=text_value(raw.get("host_ip")),
+                    container_ip=text_value(raw.get("container_ip")))
     for j, d in enumerate(devs):
         where = f"server_list[{i}].device[{j}]"
         if not isinstance(d, dict):

@@ -1,7 +1,7 @@
 """Text rendering of Facts for `envcheck probe`: a grouped, readable summary (``-v`` adds sources)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from envcheck.model import Facts
 from envcheck.redact import redact_value
@@ -10,7 +10,7 @@ INDENT = "    "
 
 
 def render_facts(facts: Facts, verbose: bool = False) -> str:
-    out: List[str] = []
+    out: list[str] = []
     for title, lines in (("System", _system(facts, verbose)), ("Python", _python(facts, verbose)),
                          ("CANN", _cann(facts, verbose)), ("Driver & firmware", _driver(facts, verbose)),
                          ("NPUs", _npu(facts, verbose)), ("Environment", _env(facts)),
@@ -24,11 +24,11 @@ def render_facts(facts: Facts, verbose: bool = False) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _src(verbose: bool, source: Optional[str]) -> str:
+def _src(verbose: bool, source: str | None) -> str:
     return f"  [{source}]" if verbose and source else ""
 
 
-def _system(f: Facts, verbose: bool) -> List[str]:
+def _system(f: Facts, verbose: bool) -> list[str]:
     s = f.system or {}
     lines = [f"OS        {s.get('distro') or s.get('os')}  ({s.get('os')} {s.get('kernel')}, {s.get('arch')})",
              f"glibc     {s.get('glibc') or 'unknown'}",
@@ -51,7 +51,7 @@ def _gib(n: int) -> str:
     return f"{n / 1024 ** 3:.1f} GiB" if n >= 1024 ** 3 else f"{n / 1024 ** 2:.0f} MiB"
 
 
-def _python(f: Facts, verbose: bool) -> List[str]:
+def _python(f: Facts, verbose: bool) -> list[str]:
     p = f.python or {}
     lines = [f"{p.get('implementation') or 'Python'} {p.get('version')}  {p.get('executable')}"]
     files = p.get("package_files") or {}
@@ -63,11 +63,11 @@ def _python(f: Facts, verbose: bool) -> List[str]:
     return lines
 
 
-def _cann(f: Facts, verbose: bool) -> List[str]:
+def _cann(f: Facts, verbose: bool) -> list[str]:
     installs = f.cann.get("installs") or []
     if not installs:
         return ["no CANN toolkit found"]
-    lines: List[str] = []
+    lines: list[str] = []
     for i, inst in enumerate(installs):
         tags = [inst.get("layout") or "?"]
         if inst.get("latest"):
@@ -86,13 +86,14 @@ def _cann(f: Facts, verbose: bool) -> List[str]:
             if verbose:
                 lines.extend(f"      {n}: {c.get('source')}" for n, c in comps.items())
         for k in inst.get("kernels") or []:
-            lines.append(f"    kernels   {k.get('name')} {k.get('version') or ''}".rstrip() + _src(verbose, k.get("source")))
+            kernel = f"    kernels   {k.get('name')} {k.get('version') or ''}".rstrip()
+            lines.append(kernel + _src(verbose, k.get("source")))
         for n in inst.get("nnal") or []:
             lines.append(f"    nnal      {n.get('name')} {n.get('version')}" + _src(verbose, n.get("source")))
     return lines
 
 
-def _driver(f: Facts, verbose: bool) -> List[str]:
+def _driver(f: Facts, verbose: bool) -> list[str]:
     d = f.driver or {}
     if not d.get("version") and not d.get("present"):
         return [f"no driver ({d.get('install_path') or '/usr/local/Ascend'}/driver missing)"]
@@ -100,15 +101,15 @@ def _driver(f: Facts, verbose: bool) -> List[str]:
             f"firmware  {d.get('firmware_version') or 'not found'}" + _src(verbose, d.get("firmware_source"))]
 
 
-def _npu(f: Facts, verbose: bool) -> List[str]:
+def _npu(f: Facts, verbose: bool) -> list[str]:
     n = f.npu or {}
-    lines: List[str] = []
+    lines: list[str] = []
     if n.get("available"):
         lines.append(f"npu-smi   {n.get('path')}" + (f" (npu-smi {n['tool_version']}, driver {n.get('version')})"
                                                       if n.get("tool_version") else ""))
     if n.get("error"):
         lines.append(f"error     {n['error']}")
-    devs: List[Dict[str, Any]] = n.get("devices") or []
+    devs: list[dict[str, Any]] = n.get("devices") or []
     if devs:
         lines.append(f"devices   {len(devs)} × {n.get('chip')}" +
                      (f" on {n.get('npu_count')} cards" if n.get("npu_count") not in (None, len(devs)) else ""))
@@ -124,10 +125,10 @@ def _npu(f: Facts, verbose: bool) -> List[str]:
     return lines
 
 
-def _env(f: Facts) -> List[str]:
+def _env(f: Facts) -> list[str]:
     env = f.env or {}
     return [f"{k}={v}" for k, v in env.items() if k != "PATH"] or ["(no Ascend / distributed variables set)"]
 
 
-def _errors(f: Facts) -> List[str]:
+def _errors(f: Facts) -> list[str]:
     return [f"{k}: {v}" for k, v in (f.probe_errors or {}).items()]

@@ -11,17 +11,17 @@ import json
 import os
 import platform
 import socket
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from envcheck.probe.fs import Root, parse_kv
 
 HOST_FILE = "envcheck-host.json"
 
 
-def probe(fs: Root) -> Dict[str, Any]:
+def probe(fs: Root) -> dict[str, Any]:
     live = fs.root == "/"
     host = {} if live else _host_file(fs)
-    out: Dict[str, Any] = {
+    out: dict[str, Any] = {
         "os": platform.system(),
         "distro": _distro(fs),
         "kernel": platform.release(),
@@ -45,9 +45,9 @@ def probe(fs: Root) -> Dict[str, Any]:
 CPU_IMPLEMENTERS = {"0x48": "HiSilicon (Kunpeng)", "0x41": "Arm", "0x70": "Phytium"}
 
 
-def cpu_and_memory() -> Dict[str, Any]:
+def cpu_and_memory() -> dict[str, Any]:
     """CPU model (x86 'model name', or the aarch64 implementer) and MemTotal, from /proc."""
-    out: Dict[str, Any] = {"cpu_model": None, "mem_total_bytes": None}
+    out: dict[str, Any] = {"cpu_model": None, "mem_total_bytes": None}
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
             head = fh.read(8192)
@@ -72,10 +72,10 @@ def cpu_and_memory() -> Dict[str, Any]:
     return out
 
 
-def limits_and_numa() -> Dict[str, Any]:
+def limits_and_numa() -> dict[str, Any]:
     """NUMA node count (NPU/CPU affinity) and the open-files / locked-memory limits that
     data-loader workers and HCCL run into; None when unknown, -1 for unlimited."""
-    out: Dict[str, Any] = {"numa_nodes": None, "open_files_limit": None, "memlock_limit": None}
+    out: dict[str, Any] = {"numa_nodes": None, "open_files_limit": None, "memlock_limit": None}
     try:
         out["numa_nodes"] = sum(1 for n in os.listdir("/sys/devices/system/node")
                                 if n.startswith("node") and n[4:].isdigit()) or None
@@ -92,7 +92,7 @@ def limits_and_numa() -> Dict[str, Any]:
     return out
 
 
-def glibc() -> Optional[str]:
+def glibc() -> str | None:
     """'2.36' from the running C library (never from --root: the interpreter is what runs)."""
     try:
         s = os.confstr("CS_GNU_LIBC_VERSION")  # 'glibc 2.36'
@@ -104,7 +104,7 @@ def glibc() -> Optional[str]:
     return ver if lib == "glibc" and ver else None
 
 
-def _distro(fs: Root) -> Optional[str]:
+def _distro(fs: Root) -> str | None:
     text = fs.read_text("/etc/os-release", kind="os-release")
     if not text:
         return None
@@ -112,7 +112,7 @@ def _distro(fs: Root) -> Optional[str]:
     return kv.get("PRETTY_NAME") or " ".join(x for x in (kv.get("NAME"), kv.get("VERSION_ID")) if x) or None
 
 
-def shm_bytes(path: str, fs: Root) -> Optional[int]:
+def shm_bytes(path: str, fs: Root) -> int | None:
     try:
         st = os.statvfs(path)
     except OSError as exc:
@@ -121,7 +121,7 @@ def shm_bytes(path: str, fs: Root) -> Optional[int]:
     return st.f_blocks * st.f_frsize
 
 
-def _host_file(fs: Root) -> Dict[str, Any]:
+def _host_file(fs: Root) -> dict[str, Any]:
     text = fs.read_text("/" + HOST_FILE, kind="fixture")
     if not text:
         return {}
@@ -133,14 +133,14 @@ def _host_file(fs: Root) -> Dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
-def interfaces(fs: Root) -> Optional[Dict[str, List[str]]]:
+def interfaces(fs: Root) -> dict[str, list[str]] | None:
     """{name: [IPv4 and IPv6 addresses]} of this host, read without privileges."""
     try:
         names = [name for _, name in socket.if_nameindex()]
     except OSError as exc:
         fs.note("system:interfaces", exc.strerror or str(exc))
         return None
-    out: Dict[str, List[str]] = {n: [] for n in names}
+    out: dict[str, list[str]] = {n: [] for n in names}
     for name, addr in _ipv4():
         out.setdefault(name, []).append(addr)
     for name, addr in _ipv6():
@@ -148,7 +148,7 @@ def interfaces(fs: Root) -> Optional[Dict[str, List[str]]]:
     return out
 
 
-def _ipv4() -> List[tuple]:
+def _ipv4() -> list[tuple[str, str]]:
     """Every IPv4 address via SIOCGIFCONF (aliases such as eth0:1 are folded into eth0)."""
     import array
     import fcntl
@@ -157,7 +157,7 @@ def _ipv4() -> List[tuple]:
     SIOCGIFCONF = 0x8912
     size = 40  # sizeof(struct ifreq) on 64-bit Linux
     buf = array.array("B", b"\0" * size * 128)
-    out = []
+    out: list[tuple[str, str]] = []
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         try:
             res = fcntl.ioctl(s.fileno(), SIOCGIFCONF, struct.pack("iL", len(buf), buf.buffer_info()[0]))
@@ -171,9 +171,9 @@ def _ipv4() -> List[tuple]:
     return out
 
 
-def _ipv6() -> List[tuple]:
+def _ipv6() -> list[tuple[str, str]]:
     """IPv6 addresses from /proc/net/if_inet6 (address, index, prefix, scope, flags, name)."""
-    out = []
+    out: list[tuple[str, str]] = []
     try:
         with open("/proc/net/if_inet6", encoding="ascii") as fh:
             for line in fh:

@@ -20,7 +20,8 @@ as nccl-tests prints them. hccl_test prints only algbw; envcheck prints both.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -98,7 +99,7 @@ def human_size(nbytes: int) -> str:
     return f"{nbytes}B"
 
 
-def format_table(rows: Iterable[Mapping[str, object]]) -> str:
+def format_table(rows: Iterable[Mapping[str, Any]]) -> str:
     """Render sweep rows ({op, bytes, seconds, algbw, busbw, ok, note}) as an nccl-tests-like table."""
     head = f"{'op':<15} {'size':>8} {'time(us)':>11} {'algbw(GB/s)':>12} {'busbw(GB/s)':>12}  check"
     lines = [head]
@@ -111,7 +112,7 @@ def format_table(rows: Iterable[Mapping[str, object]]) -> str:
     return "\n".join(lines)
 
 
-def average_busbw(rows: Sequence[Mapping[str, object]], op: str) -> float | None:
+def average_busbw(rows: Sequence[Mapping[str, Any]], op: str) -> float | None:
     """Mean busbw of `op` over the sweep, the figure nccl-tests compares with its floor."""
     vals = [float(r["busbw"]) for r in rows if r["op"] == op]
     return sum(vals) / len(vals) if vals else None

@@ -19,7 +19,8 @@ from __future__ import annotations
 import socket
 import time
 import traceback
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, Callable
 
 from envcheck.smoke import bandwidth
 

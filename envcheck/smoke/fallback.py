@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 PATTERNS = (
     ("npu_cpu_fallback", re.compile(
-        r"The operator '([^']+)' is not currently supported on the (\w+) backend and will fall back to run on the CPU")),
+        r"The operator '([^']+)' is not currently supported on the (\w+) backend "
+        r"and will fall back to run on the CPU")),
     ("kernel_fallback", re.compile(
         r"CAUTION: The operator (aten::[\w.]+)(?:, [\w:.]+)*(?: and [\w:.]+)? is currently not supported on the "
         r"(\w+) backend\. ?Now this operator will fallback to run on the CPU")),

@@ -17,8 +17,9 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from envcheck import lifetime, subproc
 from envcheck.smoke.bandwidth import size_sweep
@@ -78,10 +79,6 @@ class LaunchResult:
     seconds: float = 0.0
     interrupted: bool = False
     timeout: float = 0.0
-
-    @property
-    def completed(self) -> bool:
-        return not (self.hung or self.failed or self.interrupted)
 
 
 def free_port() -> int:

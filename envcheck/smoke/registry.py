@@ -9,8 +9,9 @@ plugin module the worker imports (``--plugin`` / ENVCHECK_SMOKE_PLUGINS).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 # Max error allowed, relative to the reference's magnitude (max |ref|, at least 1). float32 allows
 # HF32-class accumulation (torch_npu enables HF32 for conv by default); half types a few ulps.

@@ -6,8 +6,9 @@ suite + parity + MindSpore + a 2-rank collective), ops (`envcheck smoke ops`), c
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from envcheck import subproc
 from envcheck.smoke.importability import Importability
@@ -44,7 +45,7 @@ class Session:
     _cache: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_options(cls, options: Mapping[str, Any]) -> "Session":
+    def from_options(cls, options: Mapping[str, Any]) -> Session:
         get = options.get
         return cls(level=get("smoke") or "quick", device=get("device") or "auto",
                    timeout=float(get("timeout") or DEFAULT_TIMEOUT), python=get("python"),
@@ -136,6 +137,6 @@ def session_for(ctx: Any) -> Session:
     sess = getattr(ctx, "_envcheck_smoke", None)
     if sess is None:
         sess = Session.from_options(ctx.options or {})
-        setattr(ctx, "_envcheck_smoke", sess)
+        ctx._envcheck_smoke = sess
     return sess
 

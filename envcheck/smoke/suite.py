@@ -13,8 +13,9 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import IO, Any
 
 from envcheck import lifetime, subproc
 from envcheck.smoke import fallback
@@ -79,12 +80,15 @@ class _Worker:
                                           pass_fds=(wfd,))
             finally:
                 os.close(wfd)
+        if self.proc.stdin is None:  # cannot happen with stdin=PIPE; narrows the type for the writes below
+            raise RuntimeError("smoke worker started without a stdin pipe")
+        self.stdin: IO[bytes] = self.proc.stdin
         self.rfd, self.buf, self.eof, self.closed = rfd, b"", False, False
 
     def send(self, name: str) -> None:
         try:
-            self.proc.stdin.write(f"{name}\n".encode())
-            self.proc.stdin.flush()
+            self.stdin.write(f"{name}\n".encode())
+            self.stdin.flush()
         except OSError:  # died between cases: recv() sees EOF and reports the crash
             pass
 
@@ -129,7 +133,7 @@ class _Worker:
         self.closed = True
         subproc.reap(self.proc)  # the whole group: the worker and anything it left behind
         try:
-            self.proc.stdin.close()
+            self.stdin.close()
         except OSError:  # the child is gone: broken pipe
             pass
         os.close(self.rfd)

@@ -17,7 +17,8 @@ import os
 import sys
 import time
 import traceback
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 ENV_FD = "ENVCHECK_SMOKE_FD"
 ENV_PLUGINS = "ENVCHECK_SMOKE_PLUGINS"

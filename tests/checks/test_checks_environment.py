@@ -119,7 +119,8 @@ IFACES = {"lo": ["127.0.0.1"], "eth0": ["10.0.0.5", "fe80::1"], "eth1": ["10.0.1
 
 @pytest.mark.parametrize("spec, chosen, unmatched", [
     ("eth", ["eth0", "eth1"], []), ("=eth0", ["eth0"], []), ("=eth", [], ["eth"]),
-    ("^lo,docker", ["eth0", "eth1", "ib0"], []), ("eth0,enp", ["eth0"], ["enp"]), ("^=eth0", ["eth1", "docker0", "ib0"], []),
+    ("^lo,docker", ["eth0", "eth1", "ib0"], []), ("eth0,enp", ["eth0"], ["enp"]),
+    ("^=eth0", ["eth1", "docker0", "ib0"], []),
 ])
 def test_match_ifname_syntax(spec, chosen, unmatched):
     assert E.match_ifname(spec, IFACES) == (chosen, unmatched)
@@ -140,7 +141,8 @@ def test_ec205_hccl_nic(env, status):
 def test_ec205_fix_suggests_a_real_interface_of_the_fixture_host():
     facts = probe("root-910b-8.2", HCCL_SOCKET_IFNAME="eth0", HCCL_IF_IP="10.10.1.99")
     fails = [f for f in run(E.hccl_nic_valid, facts) if f.status is Status.FAIL]
-    assert [f.fix for f in fails] == ["export HCCL_SOCKET_IFNAME=enp189s0f0", "export HCCL_IF_IP=10.10.1.11  (or unset it)"]
+    assert [f.fix for f in fails] == ["export HCCL_SOCKET_IFNAME=enp189s0f0",
+                                      "export HCCL_IF_IP=10.10.1.11  (or unset it)"]
 
 
 def test_ec205_skips_when_unset_or_interfaces_unknown():

@@ -87,5 +87,6 @@ def test_two_nodes_report_unreachable_pair_and_tls_mismatch():
     assert p0.returncode == 1, p0.stderr[-3000:]
     found = {f["code"]: f for f in json.loads(p0.stdout)["findings"] if f["code"] in ("EC630", "EC631")}
     assert found["EC630"]["status"] == "fail"
-    assert found["EC630"]["title"] == f"1 of 18 address(es) unreachable: node0@{HOST} device 3 -> node1@{HOST} 10.86.2.83"
+    assert found["EC630"]["title"] == (f"1 of 18 address(es) unreachable: "
+                                       f"node0@{HOST} device 3 -> node1@{HOST} 10.86.2.83")
     assert found["EC631"]["status"] == "fail" and f"node1@{HOST} has tls switch 1" in found["EC631"]["title"]

@@ -87,6 +87,7 @@ def test_missing_file_and_single_report(cli, tmp_path):
 
 
 def test_tie_goes_to_the_first_node():
-    nodes = [drift.Node("n0", Facts(python={"version": "3.10.1"})), drift.Node("n1", Facts(python={"version": "3.11.2"}))]
+    nodes = [drift.Node("n0", Facts(python={"version": "3.10.1"})),
+             drift.Node("n1", Facts(python={"version": "3.11.2"}))]
     row = next(r for r in drift.table(nodes) if r.field == "Python")
     assert row.majority == "3.10.1" and row.odd == ["n1"]

@@ -9,7 +9,9 @@ from envcheck.versions import (
     PyRange,
     VersionError,
     base_release,
+    canonical_name,
     canonical_pip,
+    lenient_key,
     parse_ascend,
     parse_pep440,
     python_minor,
@@ -32,7 +34,8 @@ def test_every_real_string_parses(text):
     assert parse_ascend(v.canonical()) == v  # the canonical spelling round-trips
 
 
-@pytest.mark.parametrize("text", ["", "8", "8.0", "latest", "8.0.XX", "8.0.RC", "v8.0.RC1", "8.0.RC1 beta", "8.0.RC1.gamma1"])
+@pytest.mark.parametrize("text", ["", "8", "8.0", "latest", "8.0.XX", "8.0.RC", "v8.0.RC1", "8.0.RC1 beta",
+                                  "8.0.RC1.gamma1"])
 def test_garbage_is_rejected(text):
     with pytest.raises(VersionError):
         parse_ascend(text)
@@ -146,3 +149,36 @@ def test_stage_order(major, minor, rc, patch, n):
         < parse_ascend(f"{base}.{patch}.{n}")  # build / spc / hot-fix sort above it
     assert parse_ascend(f"{base}.RC{rc}.{n}") < parse_ascend(f"{base}.RC{rc + 1}")  # a hot-fix stays below the next RC
     assert final < parse_ascend(f"{major}.{minor + 1}.RC1")  # the next line's RC is newer than this final
+
+
+# PEP 503 "Normalized Names": re.sub(r"[-_.]+", "-", name).lower() (https://peps.python.org/pep-0503/#normalized-names)
+@pytest.mark.parametrize("raw, want", [
+    ("torch_npu", "torch-npu"), ("Torch-NPU", "torch-npu"), ("torch.npu", "torch-npu"),
+    ("vllm__ascend", "vllm-ascend"), ("a-_.-b", "a-b"), ("numpy", "numpy"), ("Friendly-Bard", "friendly-bard"),
+])
+def test_canonical_name_is_pep503(raw, want):
+    assert canonical_name(raw) == want
+
+
+def test_lenient_key_follows_the_ascend_ordering():
+    order = ["8.0.RC2.alpha003", "8.0.RC2", "8.0.0", "cann-8.1.RC1", "9.2.0-beta.2", "9.2.0", "CANN-9.2.0.1"]
+    assert sorted(reversed(order), key=lenient_key) == order
+    assert lenient_key("8.0.RC2 beta") == lenient_key("8.0.RC2")  # only the head parses: the head decides
+
+
+def test_lenient_key_sorts_non_versions_below_and_keeps_their_order():
+    names = ["driver", "8.0.RC1", "latest", "", "cann-", "9" * 40 + ".0.0", "8.5.0"]
+    assert sorted(names, key=lenient_key, reverse=True) == ["8.5.0", "8.0.RC1", "driver", "latest", "", "cann-",
+                                                            "9" * 40 + ".0.0"]
+    assert lenient_key(None) == lenient_key("garbage") < lenient_key("0.0.T1")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40))
+def test_lenient_key_never_raises_and_agrees_with_parse_ascend(text):
+    key = lenient_key(text)
+    try:
+        v = parse_ascend(text.strip())
+    except VersionError:
+        return
+    assert key == (1, v.key)

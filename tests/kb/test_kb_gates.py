@@ -107,7 +107,8 @@ def test_lint_reports_bad_or_unknown_gates(tmp_path, applies, gate, words):
 
 
 def test_shipped_kb_gates_lint_clean():
-    probs = [p for p in lint_path(REPO / "kb", known_codes()) if "applies_to" in p.message or "matrix knows" in p.message]
+    probs = [p for p in lint_path(REPO / "kb", known_codes())
+             if "applies_to" in p.message or "matrix knows" in p.message]
     assert probs == []
 
 

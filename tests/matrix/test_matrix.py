@@ -70,8 +70,7 @@ def test_wheel_ranges_match_pypi_listing():
 
 def _python_for(p, mx=MX):
     """A Python minor inside both the table range and the wheel range of this build."""
-    wheel = mx.wheel_python(p.torch_npu)
-    ranges = [r for r in ([p.python] if p.python else []) + (wheel if isinstance(wheel, list) else [wheel] if wheel else [])]
+    ranges = ([p.python] if p.python else []) + mx.wheel_ranges(p.torch_npu)
     if not ranges:
         return None
     for minor in sorted({m for r in ranges for m in r.minors()}, reverse=True):

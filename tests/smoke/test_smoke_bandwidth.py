@@ -67,8 +67,8 @@ def test_human_size_and_table():
 
 
 def _rank(rank, world, ok=True, seconds=0.01):
-    return {"rank": rank, "world": world, "checks": [{"op": "all_reduce", "ok": ok, "error": "" if ok else "wrong result",
-                                                      "note": ""}],
+    return {"rank": rank, "world": world,
+            "checks": [{"op": "all_reduce", "ok": ok, "error": "" if ok else "wrong result", "note": ""}],
             "sweep": [{"op": "all_reduce", "bytes": 1 << 20, "seconds": seconds, "ok": ok, "note": ""}]}
 
 

@@ -70,7 +70,8 @@ def test_plain_text_prints_the_sweep_table(cli, mark):
     head = next(i for i, ln in enumerate(lines) if ln.split()[:2] == ["op", "size"])
     rows = [ln.split() for ln in lines[head + 1:head + 5]]
     assert [(row[0], row[1], row[-1]) for row in rows] == [
-        ("all_reduce", "2K", "ok"), ("all_gather", "2K", "ok"), ("reduce_scatter", "2K", "ok"), ("broadcast", "2K", "ok")]
+        ("all_reduce", "2K", "ok"), ("all_gather", "2K", "ok"), ("reduce_scatter", "2K", "ok"),
+        ("broadcast", "2K", "ok")]
 
 
 @pytest.mark.slow

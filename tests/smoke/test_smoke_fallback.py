@@ -22,7 +22,8 @@ CF01 = [
 ]
 OTHERS = [
     ("CAUTION: The operator aten::unfold_backward is currently not supported on the NPU backend. Now this operator "
-     "will fallback to run on the CPU and may have performance implications.", "aten::unfold_backward", "kernel_fallback"),
+     "will fallback to run on the CPU and may have performance implications.",
+     "aten::unfold_backward", "kernel_fallback"),
     ("CAUTION: The operator aten::_masked_softmax is currently not supported on the NPU backend.Now this operator "
      "will fallback to run on the CPU and may have performance implications. Please try to update your CANN version.",
      "aten::_masked_softmax", "kernel_fallback"),
