@@ -30,7 +30,9 @@ def driver_supports_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
     minimum for the driver (ascend-deployer) warns. Upgrade order: firmware, driver, then CANN.
     """
     facts = ctx.facts
-    drv = facts.driver_version
+    from envcheck.checks.devices import effective_driver
+
+    drv, note = effective_driver(facts)
     if facts.cann_version is None:
         yield chk.skip("no CANN toolkit found to judge the driver against")
         return
@@ -45,7 +47,15 @@ def driver_supports_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
     if cerr or derr:
         yield chk.warn(f"cannot judge: {cerr or derr}", evidence=[u.seen(facts, "cann"), u.seen(facts, "driver")])
         return
-    yield _judge_hdk(chk, mx, facts, cv, dv)
+    hdk = _judge_hdk(chk, mx, facts, cv, dv)
+    if note:  # version.info and npu-smi disagree (EC310): say which one was judged
+        from dataclasses import replace
+
+        from envcheck.model import ev
+
+        hdk = replace(hdk, detail="\n".join(x for x in (f"judged: driver {dv}; {note}", hdk.detail) if x),
+                      evidence=hdk.evidence + (ev("npu-smi info", f"Version: {facts.npu.get('version')}"),))
+    yield hdk
     yield from _judge_firmware(chk, mx, facts, dv)
 
 

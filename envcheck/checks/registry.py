@@ -55,6 +55,10 @@ class Check:
     """False for checks that only ever report ok/warn/skip (they need no kb entry)."""
     default: bool = True
     """False for checks that only run on request (smoke suites, cluster)."""
+    depends: tuple[str, ...] = ()
+    """Codes whose failure explains this check's non-ok findings: when one of them fails in the same
+    report, the finding collapses under it ("because EC301") instead of failing again. A finding may
+    name its own (``depends=`` on the helpers) where only some of its outcomes follow from a cause."""
 
     def run(self, ctx: Context) -> Iterator[Finding]:
         yield from self.fn(self, ctx)
@@ -62,10 +66,10 @@ class Check:
     # Helpers so check bodies stay short: self.ok(...), self.fail(...)
     def finding(self, status: Status, title: str, *, detail: str = "",
                 evidence: Sequence[Evidence] = (), fix: str = "", kb: Sequence[str] = (),
-                data: Mapping[str, Any] | None = None) -> Finding:
+                data: Mapping[str, Any] | None = None, depends: Sequence[str] | None = None) -> Finding:
         return Finding(code=self.code, slug=self.slug, status=status, title=title, detail=detail,
                        evidence=tuple(evidence), fix=fix, kb=tuple(kb), section=self.section,
-                       data=dict(data or {}))
+                       data=dict(data or {}), depends=tuple(self.depends if depends is None else depends))
 
     def ok(self, title: str, **kw: Any) -> Finding:
         return self.finding(Status.OK, title, **kw)
@@ -84,7 +88,7 @@ class Check:
 
 
 def check(code: str, slug: str, summary: str, *, section: str, failable: bool = True,
-          default: bool = True) -> Callable[[CheckFn], Check]:
+          default: bool = True, depends: Sequence[str] = ()) -> Callable[[CheckFn], Check]:
     """Declare a check. The decorated function receives (check, ctx) and yields Findings."""
     if not CODE_RE.match(code):
         raise ValueError(f"bad check code {code!r}")
@@ -92,7 +96,7 @@ def check(code: str, slug: str, summary: str, *, section: str, failable: bool = 
         raise ValueError(f"bad check slug {slug!r}")
 
     def wrap(fn: CheckFn) -> Check:
-        return Check(code, slug, summary, section, fn, failable, default)
+        return Check(code, slug, summary, section, fn, failable, default, tuple(depends))
 
     return wrap
 

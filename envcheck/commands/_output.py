@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 from envcheck.errors import UsageError
 from envcheck.model import Report
@@ -24,16 +25,22 @@ def chosen_format(args: argparse.Namespace) -> str:
     return fmt or "text"
 
 
-def emit(result: Result, args: argparse.Namespace, before: str = "") -> int:
+def emit(result: Result, args: argparse.Namespace, before: str = "", stream: Any = None) -> int:
     """Print (or write) `result` as asked and return the exit code (0 ok, 1 a problem was found).
 
-    before: text shown ahead of a text report on stdout (a table the report summarises)."""
+    before: text shown ahead of a text report on stdout (a table the report summarises).
+    stream: the `render.text.TextStream` that already printed the report's first parts on stdout
+    (`streaming(args)` says when to make one); only the rest is printed."""
     fmt = chosen_format(args)
     output = getattr(args, "output", None)
     junit = getattr(args, "junit", None)
     if junit:
         write_text(junit, render(result, "junit"))
-    if fmt == "text":
+    if fmt == "text" and stream is not None and not output and isinstance(result, Report):
+        from envcheck.render import redacted
+
+        text = before + stream.finish(redacted(result))
+    elif fmt == "text":
         stream = None if output else sys.stdout
         text = before + render(result, "text", verbose=getattr(args, "verbose", False),
                                color=bool(stream) and use_color(getattr(args, "color", "auto"), stream),
@@ -48,6 +55,17 @@ def emit(result: Result, args: argparse.Namespace, before: str = "") -> int:
     if isinstance(result, Report):
         return result.exit_code(strict=getattr(args, "strict", False))
     return result.exit_code
+
+
+def streaming(args: argparse.Namespace) -> Any:
+    """A TextStream on stdout when the report goes there as text (the sections print as they are
+    judged); None for JSON, JUnit, Markdown or -o FILE, which are written whole."""
+    if chosen_format(args) != "text" or getattr(args, "output", None):
+        return None
+    from envcheck.render.text import TextStream
+
+    return TextStream(sys.stdout, verbose=getattr(args, "verbose", False),
+                      color=use_color(getattr(args, "color", "auto"), sys.stdout))
 
 
 def write_text(path: str, text: str) -> None:
