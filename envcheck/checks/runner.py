@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any, Iterable, Protocol, Sequence
 
 from envcheck.checks.registry import Check, Context
-from envcheck.model import Finding, Report, Status, ev
+from envcheck.model import Facts, Finding, Report, Status, ev
 from envcheck.version import __version__
 
 SLOW_SECTIONS = ("Smoke tests",)
@@ -63,14 +63,14 @@ def run(checks: Iterable[Check], ctx: Context, command: str = "check", extra: It
     for c in fast:
         found.extend(run_check(c, ctx))
     if listener is not None and slow:
-        report.findings = finish(found)
+        report.findings = finish(found, ctx.facts)
         report.knowledge = knowledge(ctx)
         listener.sections(report, _sections(report.findings))
         listener.progress("running the smoke tests (torch import" + (", operators" if len(slow) > 1 else "") + ") …")
     for c in slow:
         found.extend(run_check(c, ctx))
     found.extend(extra)
-    report.findings = finish(found)
+    report.findings = finish(found, ctx.facts)
     report.knowledge = knowledge(ctx)
     report.verdict_note = tested_note(report.findings)
     if listener is not None:
@@ -83,9 +83,53 @@ def _sections(findings: Sequence[Finding]) -> list[str]:
     return list(dict.fromkeys(f.section for f in findings))
 
 
-def finish(findings: Iterable[Finding]) -> list[Finding]:
-    """Collapse explained findings under their cause, then link the ones that stand to the kb."""
-    return [link(f) for f in collapse(list(findings))]
+def finish(findings: Iterable[Finding], facts: Facts | None = None) -> list[Finding]:
+    """Collapse explained findings under their cause, then link the ones that stand to the kb; with
+    the probed `facts`, kb links and gated advice follow the versions found (`gate`)."""
+    out = [link(f) for f in collapse(list(findings))]
+    if facts is None:
+        return out
+    versions = probed_versions(facts)
+    return [gate(f, versions) for f in out]
+
+
+def probed_versions(facts: Facts) -> dict[str, str | None]:
+    """The versions kb gates are judged on (envcheck/kb/gate.py keys); None = not probed."""
+    return {"torch_npu": facts.package("torch-npu"), "torch": facts.package("torch"),
+            "mindspore": facts.package("mindspore"), "python": facts.python_version,
+            "cann": facts.cann_version, "driver": facts.driver_version}
+
+
+def gate(f: Finding, versions: dict[str, str | None]) -> Finding:
+    """kb version gates on a finding's advice: drop linked entries whose `applies_to` rules out the probed
+    versions, and mark every gated variable or fix its own fix text names that the probed versions do not
+    (or may not) have: "TORCH_NPU_FALLBACK_CPU_DISABLE=1 (needs torch_npu >=2.13.0; probed 2.12.0: does not
+    apply)". Findings without kb links are left alone."""
+    if not f.kb or f.status in (Status.OK, Status.SKIP):
+        return f
+    from envcheck.kb.entries import load_kb
+    from envcheck.kb.gate import gate_status
+
+    try:
+        kb = load_kb()
+    except Exception:  # the kb must never take the report down
+        return f
+    entries = [e for e in (kb.get(i) for i in f.kb) if e is not None]
+    keep = tuple(e.id for e in entries if gate_status(e, versions)[0] is not False)
+    fix, marked = f.fix, set()
+    for e in entries:
+        for g in e.meta.get("gates") or []:
+            what = str(g.get("what", "")) if isinstance(g, dict) else ""
+            if not what or what in marked or what not in fix:
+                continue
+            applies, text = gate_status(g, versions)
+            if applies is True:
+                continue
+            marked.add(what)
+            fix = fix.replace(what, f"{what} ({text})", 1)
+    if keep == f.kb and fix == f.fix:
+        return f
+    return replace(f, kb=keep, fix=fix)
 
 
 def collapse(findings: list[Finding]) -> list[Finding]:

@@ -192,8 +192,8 @@ class TextReport:
         skips = [f for f in findings if f.status is Status.SKIP]
         bad = [f for f in findings if f.status in _BAD]
         parts = []
-        if oks and not bad and len(oks) <= 2:
-            parts.append("; ".join(f.title for f in sorted(oks, key=lambda f: f.code)))
+        if len(oks) == 1 and not bad:
+            parts.append(oks[0].title)
         elif oks:
             parts.append(f"{len(oks)} ok")
         if skips:
@@ -216,8 +216,9 @@ class TextReport:
             out += self.wrap(f"{pad}    kb:  ", kb_hint(f.kb[0]), indent + 9)
         explained = sorted({g.code for g in findings_all if g.because == f.code and g.code != f.code})
         if explained and f.status in _BAD:
-            out += self.wrap(f"{pad}    ", f"explains {', '.join(explained)}: they fail because of this"
-                             + ("" if self.verbose else " (-v shows them)"), indent + 4)
+            verb = "fails" if len(explained) == 1 else "fail"
+            out += self.wrap(f"{pad}    ", f"explains {', '.join(explained)}: {verb} because of this"
+                             + ("" if self.verbose else " (-v shows how)"), indent + 4)
         return out
 
     def _verbose_lines(self, findings: Sequence[Finding], everything: Sequence[Finding]) -> list[str]:
