@@ -88,11 +88,12 @@ def _stack(facts: Facts) -> str:
 def _needs(facts: Facts, container: bool) -> list[str]:
     out = ["NPU devices mapped into the container" if container else "an Ascend NPU"]
     out.append("the NPU driver and firmware (HDK)")
-    out.append("the CANN toolkit")
     torch, npu = facts.package("torch"), facts.package("torch-npu")
     if npu:
-        out.append(f"a CANN that torch_npu {npu} was built for")
-    elif torch:
+        out.append(f"the CANN toolkit torch_npu {npu} was built for")
+        return out
+    out.append("the CANN toolkit")
+    if torch:
         out.append(f"torch_npu for torch {torch.split('+')[0]}")
     else:
         out.append("torch and torch_npu")

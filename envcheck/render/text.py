@@ -245,7 +245,9 @@ class TextReport:
         out: list[str] = []
         for f in sorted((f for f in findings if f.status in _BAD and not f.because),
                         key=lambda f: (-f.status.severity, f.code)):
-            out += self.wrap(f"  {self.mark(f.status)} ", f"{f.title}  ({_label(f)})", 4)
+            explained = sorted({g.code for g in report.findings if g.because == f.code and g.code != f.code})
+            also = f"; explains {', '.join(explained)}" if explained else ""
+            out += self.wrap(f"  {self.mark(f.status)} ", f"{f.title}  ({_label(f)}{also})", 4)
         return out
 
     def tail(self, report: Report) -> list[str]:
