@@ -66,7 +66,8 @@ def _judge_hdk(chk: Check, mx, facts, cv, dv) -> Finding:
     if rel is None:
         if cv > mx.newest_cann():
             return chk.warn(f"CANN {cv} is newer than the matrix (as of {mx.as_of}): cannot confirm driver {dv}",
-                            evidence=seen, data={**data, "newer_than_matrix": True, "as_of": mx.as_of},
+                            evidence=seen, data={**data, "newer_than_matrix": True, "as_of": mx.as_of,
+                                            "failure": "version-newer-than-matrix"},
                             kb=("version-newer-than-matrix",))
         return chk.warn(f"CANN {cv} is not in the matrix: cannot confirm driver {dv}", evidence=seen, data=data)
     fam = mx.chip_family(facts.chip) if facts.chip else None
@@ -97,7 +98,8 @@ def _judge_hdk(chk: Check, mx, facts, cv, dv) -> Finding:
     if dv.release_key > mx.newest_hdk():
         return chk.warn(f"driver {dv} is newer than the matrix (as of {mx.as_of}); CANN {rel.version} is paired "
                         f"with {paired}", detail="no HDK grid in the matrix names this driver yet: not a mismatch",
-                        evidence=evid, data={**data, "newer_than_matrix": True, "as_of": mx.as_of},
+                        evidence=evid, data={**data, "newer_than_matrix": True, "as_of": mx.as_of,
+                                            "failure": "version-newer-than-matrix"},
                         kb=("version-newer-than-matrix",))
     if eff.outside == "warn" or (fam is not None and fam.hdk_differs and fam_rule is None):
         return chk.warn(f"driver {dv} is not the HDK stated for CANN {rel.version} ({paired}); sources are too thin "

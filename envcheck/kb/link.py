@@ -10,6 +10,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from envcheck.model import Finding
 
 FIX_LINES = 4  # lines of an entry's `## Fix` section shown as its fix summary
+OUTCOME_ENTRIES = frozenset({"version-newer-than-matrix"})
+"""Entries for an outcome several checks share (their `checks:` name each): linked only to a finding
+that names that outcome (`data["failure"]`), never to the check's other failures."""
 
 
 def _matcher(root: str | None):
@@ -43,6 +46,7 @@ def entries_for(finding: "Finding", root: str | None = None) -> list[str]:
     pos = {eid: i for i, eid in enumerate(ranked)}
     by_check = [e.id for e in kb.entries if finding.code and finding.code in e.checks]
     failure = getattr(finding, "failure", finding.slug)
+    by_check = [eid for eid in by_check if eid not in OUTCOME_ENTRIES or eid == failure]
     if failure != finding.slug:
         named = [failure] if kb.get(failure) is not None else []
         by_check = named + [eid for eid in by_check if eid in pos and eid not in named]
