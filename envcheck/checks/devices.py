@@ -108,21 +108,21 @@ def driver_found(chk: Check, ctx: Context) -> Iterable[Finding]:
         where = str(d.get("install_path") or "/usr/local/Ascend") + "/driver/version.info"
         if d.get("present"):
             yield chk.fail(f"driver directory present but its version is unreadable ({where}; see EC308)",
-                           evidence=[ev(where, "unreadable")], fix="reinstall the driver package (Ascend-hdk-<chip>-npu-driver_<ver>.run)",
-                           depends=("EC308",))
+                           evidence=[ev(where, "unreadable")],
+                           fix="reinstall the driver package (Ascend-hdk-<chip>-npu-driver_<ver>.run)", depends=("EC308",))
         else:
             in_container = bool((f.container or {}).get("in_container"))
             yield chk.fail(f"NPU driver not found ({where} missing)",
-                           fix="install the NPU driver and firmware (Ascend-hdk-<chip>-npu-driver_<ver>_linux-<arch>.run "
-                               "--full, then reboot); in a container mount /usr/local/Ascend/driver and "
+                           fix="install the NPU driver and firmware "
+                               "(Ascend-hdk-<chip>-npu-driver_<ver>_linux-<arch>.run --full, then reboot); in a container mount /usr/local/Ascend/driver and "
                                "/etc/ascend_install.info from the host",
                            depends=("EC620",) if in_container else ())
         return
     fw = f.firmware_version
     title = f"driver {f.driver_version}" + (f", firmware {fw}" if fw else " (firmware version not found)")
-    evidence = [ev(d.get("version_source"), f"driver {f.driver_version}")]
+    evidence = [ev(str(d.get("version_source") or "driver/version.info"), f"driver {f.driver_version}")]
     if fw:
-        evidence.append(ev(d.get("firmware_source"), f"firmware {fw}"))
+        evidence.append(ev(str(d.get("firmware_source") or "firmware/version.info"), f"firmware {fw}"))
     yield chk.ok(title, evidence=evidence)
 
 
@@ -172,7 +172,7 @@ def driver_agrees(chk: Check, ctx: Context) -> Iterable[Finding]:
         yield chk.skip("npu-smi did not report a driver version to compare with")
         return
     d = f.driver or {}
-    evidence = [ev(d.get("version_source"), f"driver {f.driver_version}")]
+    evidence = [ev(str(d.get("version_source") or "driver/version.info"), f"driver {f.driver_version}")]
     if smi is None:
         yield chk.ok(f"version.info and npu-smi agree: driver {f.driver_version}", evidence=evidence)
         return

@@ -185,7 +185,7 @@ def _smallest_change(args: argparse.Namespace, mx: Matrix, want: dict[str, str])
            "torch_npu": facts.package("torch-npu"), "python": facts.python_version}
     newer = _newer_than_matrix(mx, found, cur)
     host = report.host
-    plan = None
+    plan: dict[str, Any] | None = None
     if version_fails and host.get("kind") != "none":
         ctx_want = {"chip": facts.chip, "arch": arch}
         cands = candidates(mx, {k: v for k, v in ctx_want.items() if v})

@@ -262,7 +262,8 @@ class TextReport:
         known = report.knowledge.get("matrix_as_of")
         who = f"envcheck {report.envcheck_version}" + (f" · knowledge as of {known}" if known else "")
         out = [] if self.verbose or report.host.get("kind") == "none" else [""]
-        line = f"{who}: {', '.join(parts) or 'no findings'} — " + tail_text.replace(verdict, verdict.replace(" ", "\xa0"), 1)
+        glued = tail_text.replace(verdict, verdict.replace(" ", "\xa0"), 1)  # "verdict fail" never splits
+        line = f"{who}: {', '.join(parts) or 'no findings'} — {glued}"
         wrapped = [ln.replace("\xa0", " ") for ln in self.wrap("", line, 2)]
         if self.color:  # paint the verdict after wrapping (colour codes take no columns)
             colour = VERDICT_COLORS.get(v, "1")

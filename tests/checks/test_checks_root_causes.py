@@ -177,7 +177,8 @@ def test_driver_disagreement_and_compatibility_point_the_same_way():
     # nonroot-home: files 24.1.rc1 (too old for CANN 8.1.RC1), npu-smi runs 25.0.rc1.1 (paired):
     # EC104 judges the running driver, EC310 says to make the files match it; no "install HDK" vs "reboot"
     report = judge(probe("nonroot-home", "910b4-busy", {"HOME": "/home/alice"}))
-    by = {f.code: f for f in report.findings if f.code in ("EC104", "EC303", "EC310") and not f.data.get("rule", "").startswith("firmware")}
+    by = {f.code: f for f in report.findings
+          if f.code in ("EC104", "EC303", "EC310") and not f.data.get("rule", "").startswith("firmware")}
     assert by["EC303"].status is Status.OK
     assert by["EC310"].status is Status.WARN and "25.0.rc1.1" in by["EC310"].fix
     assert by["EC104"].status is Status.OK and "driver 25.0.rc1.1" in by["EC104"].title

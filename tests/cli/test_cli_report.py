@@ -111,7 +111,8 @@ def test_long_lines_wrap_with_indented_continuations(cli, monkeypatch):
     assert lines[fix + 1].startswith(" " * 13)  # the continuation sits under the text, not at column 0
     for ln in lines:
         words = ln.split()
-        assert len(ln) <= 60 or (len(words) <= 2 or max(len(w) for w in words) > 30), ln  # only a long word may overflow
+        # only a long word (a path, a URL) may overflow
+        assert len(ln) <= 60 or (len(words) <= 2 or max(len(w) for w in words) > 30), ln
         if ln and not ln.startswith((" ", "[", "envcheck", "Ascend", "This", "To ", "Container", "No ")):
             pytest.fail(f"line at column 0: {ln!r}")
 
@@ -262,7 +263,8 @@ def _fake_torch_npu(tmp: Path) -> str:
         'raise ImportError("libhccl.so: cannot open shared object file: No such file or directory")\n')
     dist = site / "torch_npu-2.13.0.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch_npu\nVersion: 2.13.0\nRequires-Dist: torch==2.13.0\n")
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch_npu\nVersion: 2.13.0\n"
+                                   "Requires-Dist: torch==2.13.0\n")
     (dist / "entry_points.txt").write_text("[torch.backends]\ntorch_npu = torch_npu:_autoload\n")
     (dist / "RECORD").write_text("torch_npu/__init__.py,,\n")
     py = tmp / "python"
