@@ -256,13 +256,13 @@ def _newer_than_matrix(mx: Matrix, found: list, cur: dict[str, Any]) -> list[str
 
 def _cost(mx: Matrix, c: Candidate, cur: dict[str, Any], facts) -> tuple[float, list[str]]:
     """(cost, steps): driver 20, CANN 10, Python 5, torch 1, torch_npu 1; disputed sets +0.5; a set whose
-    release states no HDK for the installed driver +5 (keeping the driver there is unconfirmed); an
-    older CANN than the installed one +15 (upgrading the driver beats downgrading the stack)."""
+    release states no HDK for the installed driver +5 (keeping the driver there is unconfirmed); going
+    back from the installed CANN +2 per release (one release back beats reflashing the HDK; ten do not)."""
     steps, cost = [], 0.0
     pk = packages(mx, c, u.arch(facts), facts.chip)
     have = u.ascend(cur["cann"])[0] if cur["cann"] else None
-    if have is not None and c.rel.parsed < have:
-        cost += 15  # going back a CANN release (and with it the PyTorch lines) is never the cheap fix
+    if have is not None and c.rel.parsed < have:  # each release back drops PyTorch lines and operators
+        cost += 2 * sum(1 for r in mx.cann if c.rel.parsed <= r.parsed < have)
     if cur["cann"] is None or have != c.rel.parsed:
         cost += 10
         steps.append(f"CANN {cur['cann'] or '(none)'} -> {c.rel.version}: install {'  '.join(pk['cann'])}")
