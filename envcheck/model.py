@@ -268,7 +268,8 @@ class Report:
             return "this is not an Ascend machine"
         if not standing:
             return ""
-        first = standing[0]
+        order = {name: i for i, name in enumerate(SECTIONS)}  # the first one the text report shows
+        first = min(standing, key=lambda f: (order.get(f.section, len(order)), -f.status.severity, f.code))
         more = f" (+{len(standing) - 1} more)" if len(standing) > 1 else ""
         return f"{first.code} {first.title}{more}"
 
