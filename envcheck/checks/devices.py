@@ -109,12 +109,14 @@ def driver_found(chk: Check, ctx: Context) -> Iterable[Finding]:
         if d.get("present"):
             yield chk.fail(f"driver directory present but its version is unreadable ({where}; see EC308)",
                            evidence=[ev(where, "unreadable")],
-                           fix="reinstall the driver package (Ascend-hdk-<chip>-npu-driver_<ver>.run)", depends=("EC308",))
+                           fix="reinstall the driver package (Ascend-hdk-<chip>-npu-driver_<ver>.run)",
+                           depends=("EC308",))
         else:
             in_container = bool((f.container or {}).get("in_container"))
             yield chk.fail(f"NPU driver not found ({where} missing)",
                            fix="install the NPU driver and firmware "
-                               "(Ascend-hdk-<chip>-npu-driver_<ver>_linux-<arch>.run --full, then reboot); in a container mount /usr/local/Ascend/driver and "
+                               "(Ascend-hdk-<chip>-npu-driver_<ver>_linux-<arch>.run --full, then reboot); "
+                               "in a container mount /usr/local/Ascend/driver and "
                                "/etc/ascend_install.info from the host",
                            depends=("EC620",) if in_container else ())
         return
