@@ -86,7 +86,7 @@ def _stack(facts: Facts) -> str:
 
 
 def _needs(facts: Facts, container: bool) -> list[str]:
-    out = ["NPU devices mapped into the container" if container else "an Ascend NPU"]
+    out = ["NPUs mapped into the container" if container else "an Ascend NPU"]
     out.append("the NPU driver and firmware (HDK)")
     torch, npu = facts.package("torch"), facts.package("torch-npu")
     if npu:

@@ -165,7 +165,7 @@ class TextReport:
             needs = host.get("needs") or []
             if needs:
                 listed = ", ".join(needs[:-1]) + (" and " if len(needs) > 1 else "") + needs[-1]
-                out += self.wrap("", f"To train on Ascend NPUs it would need {listed}.", 2)
+                out += self.wrap("", f"To train on NPUs it would need {listed}.", 2)
             return out
         return self.wrap("", self.bold(title[0].upper() + title[1:]), 2) + ([""] if self.verbose else [])
 
