@@ -58,6 +58,19 @@ class Finding:
     """Report section (System, CANN, Driver & devices, ...)."""
     data: Mapping[str, Any] = field(default_factory=dict)
     """Machine-readable extras (e.g. a bandwidth table); rendered only in JSON."""
+    depends: tuple[str, ...] = ()
+    """Codes of checks whose failure explains this finding (e.g. EC401 `import torch` fails on a
+    missing libhccl.so: EC301 no CANN, EC201 CANN not loaded). When one of them fails in the same
+    report, this finding collapses under it (`because`) instead of failing again."""
+    because: str = ""
+    """Set by the runner when this finding collapsed under a failing cause: that cause's code. The
+    finding is then a skip (its own judgement kept in ``data["collapsed"]``) and carries no fix."""
+
+    @property
+    def failure(self) -> str:
+        """The name of what went wrong: ``data["failure"]`` when a check names this outcome apart
+        from its own slug (e.g. ``version-newer-than-matrix`` from EC102), else the slug."""
+        return str((self.data or {}).get("failure") or self.slug)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,6 +84,8 @@ class Finding:
             "fix": self.fix,
             "kb": list(self.kb),
             "data": dict(self.data),
+            "depends": list(self.depends),
+            "because": self.because,
         }
 
     @classmethod
@@ -86,6 +101,8 @@ class Finding:
             kb=tuple(d.get("kb", ())),
             section=d.get("section", "General"),
             data=dict(d.get("data", {})),
+            depends=tuple(d.get("depends", ())),
+            because=d.get("because", "") or "",
         )
 
 
@@ -210,6 +227,12 @@ class Report:
     findings: list[Finding]
     envcheck_version: str = ""
     command: str = "check"
+    host: dict[str, Any] = field(default_factory=dict)
+    """What kind of machine this is (``envcheck.checks.host.classify``): kind, ascend, title, needs."""
+    knowledge: dict[str, Any] = field(default_factory=dict)
+    """How current envcheck's knowledge is: ``matrix_as_of`` (YYYY-MM-DD), ``matrix`` (its file)."""
+    verdict_note: str = ""
+    """A qualifier the verdict must carry, e.g. "cpu only: nothing about the NPU was tested"."""
 
     @property
     def summary(self) -> dict[str, int]:
@@ -226,21 +249,53 @@ class Report:
     def verdict(self) -> str:
         return verdict(self.findings)
 
+    @property
+    def explained(self) -> int:
+        """Findings that collapsed under a failing cause (counted as skips)."""
+        return sum(1 for f in self.findings if f.because)
+
+    @property
+    def reason(self) -> str:
+        """Why the verdict is what it is, in a few words ('' for ok): the host when it is not an
+        Ascend machine, else the first failure (or warning) that stands."""
+        v = self.verdict
+        if v == "ok":
+            return ""
+        bad = Status.WARN if v == "warn" else None
+        standing = [f for f in self.findings if not f.because and
+                    (f.status is bad if bad else f.status in (Status.FAIL, Status.ERROR))]
+        if v == "fail" and self.host.get("kind") == "none":
+            return "this is not an Ascend machine"
+        if not standing:
+            return ""
+        order = {name: i for i, name in enumerate(SECTIONS)}  # the first one the text report shows
+        first = min(standing, key=lambda f: (order.get(f.section, len(order)), -f.status.severity, f.code))
+        more = f" (+{len(standing) - 1} more)" if len(standing) > 1 else ""
+        return f"{first.code} {first.title}{more}"
+
     def exit_code(self, strict: bool = False) -> int:
         """0 nothing failed, 1 a check failed (or errored, or warned under --strict)."""
         bad = {Status.FAIL, Status.ERROR} | ({Status.WARN} if strict else set())
         return 1 if any(f.status in bad for f in self.findings) else 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
             "envcheck_version": self.envcheck_version,
             "command": self.command,
             "verdict": self.verdict,
-            "facts": self.facts.to_dict(),
-            "findings": [f.to_dict() for f in self.findings],
+            "reason": self.reason,
             "summary": self.summary,
         }
+        if self.verdict_note:
+            out["verdict_note"] = self.verdict_note
+        if self.host:
+            out["host"] = dict(self.host)
+        if self.knowledge:
+            out["knowledge"] = dict(self.knowledge)
+        out["facts"] = self.facts.to_dict()
+        out["findings"] = [f.to_dict() for f in self.findings]
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Report":
@@ -249,6 +304,9 @@ class Report:
             findings=[Finding.from_dict(f) for f in d.get("findings", [])],
             envcheck_version=d.get("envcheck_version", ""),
             command=d.get("command", "check"),
+            host=dict(d.get("host") or {}),
+            knowledge=dict(d.get("knowledge") or {}),
+            verdict_note=d.get("verdict_note", "") or "",
         )
 
 

@@ -220,7 +220,8 @@ def _newer(chk: Check, mx, what: str, missing: str, seen, data, fix: str = "") -
                     detail=f"The matrix has no facts for it yet: {missing}. This is not a mismatch and no "
                            "downgrade is implied; check the vendor's newest compatibility table, or use a newer "
                            "envcheck / a site matrix (--matrix).",
-                    evidence=seen, data={**data, "newer_than_matrix": True, "as_of": mx.as_of},
+                    evidence=seen, data={**data, "newer_than_matrix": True, "as_of": mx.as_of,
+                                         "failure": "version-newer-than-matrix"},
                     fix=fix, kb=("version-newer-than-matrix",))
 
 

@@ -30,7 +30,9 @@ def driver_supports_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
     minimum for the driver (ascend-deployer) warns. Upgrade order: firmware, driver, then CANN.
     """
     facts = ctx.facts
-    drv = facts.driver_version
+    from envcheck.checks.devices import effective_driver
+
+    drv, note = effective_driver(facts)
     if facts.cann_version is None:
         yield chk.skip("no CANN toolkit found to judge the driver against")
         return
@@ -45,7 +47,15 @@ def driver_supports_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
     if cerr or derr:
         yield chk.warn(f"cannot judge: {cerr or derr}", evidence=[u.seen(facts, "cann"), u.seen(facts, "driver")])
         return
-    yield _judge_hdk(chk, mx, facts, cv, dv)
+    hdk = _judge_hdk(chk, mx, facts, cv, dv)
+    if note:  # version.info and npu-smi disagree (EC310): say which one was judged
+        from dataclasses import replace
+
+        from envcheck.model import ev
+
+        hdk = replace(hdk, detail="\n".join(x for x in (f"judged: driver {dv}; {note}", hdk.detail) if x),
+                      evidence=hdk.evidence + (ev("npu-smi info", f"Version: {facts.npu.get('version')}"),))
+    yield hdk
     yield from _judge_firmware(chk, mx, facts, dv)
 
 
@@ -56,7 +66,8 @@ def _judge_hdk(chk: Check, mx, facts, cv, dv) -> Finding:
     if rel is None:
         if cv > mx.newest_cann():
             return chk.warn(f"CANN {cv} is newer than the matrix (as of {mx.as_of}): cannot confirm driver {dv}",
-                            evidence=seen, data={**data, "newer_than_matrix": True, "as_of": mx.as_of},
+                            evidence=seen, data={**data, "newer_than_matrix": True, "as_of": mx.as_of,
+                                            "failure": "version-newer-than-matrix"},
                             kb=("version-newer-than-matrix",))
         return chk.warn(f"CANN {cv} is not in the matrix: cannot confirm driver {dv}", evidence=seen, data=data)
     fam = mx.chip_family(facts.chip) if facts.chip else None
@@ -87,7 +98,8 @@ def _judge_hdk(chk: Check, mx, facts, cv, dv) -> Finding:
     if dv.release_key > mx.newest_hdk():
         return chk.warn(f"driver {dv} is newer than the matrix (as of {mx.as_of}); CANN {rel.version} is paired "
                         f"with {paired}", detail="no HDK grid in the matrix names this driver yet: not a mismatch",
-                        evidence=evid, data={**data, "newer_than_matrix": True, "as_of": mx.as_of},
+                        evidence=evid, data={**data, "newer_than_matrix": True, "as_of": mx.as_of,
+                                            "failure": "version-newer-than-matrix"},
                         kb=("version-newer-than-matrix",))
     if eff.outside == "warn" or (fam is not None and fam.hdk_differs and fam_rule is None):
         return chk.warn(f"driver {dv} is not the HDK stated for CANN {rel.version} ({paired}); sources are too thin "

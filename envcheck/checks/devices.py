@@ -99,33 +99,106 @@ def components_consistent(chk: Check, ctx: Context) -> Iterable[Finding]:
 def driver_found(chk: Check, ctx: Context) -> Iterable[Finding]:
     """Reads ``<Driver_Install_Path_Param>/driver/version.info`` (``/etc/ascend_install.info``,
     default /usr/local/Ascend) and the firmware's ``version.info``. No driver means no NPU: inside
-    a container, the host's driver directory and ``/etc/ascend_install.info`` must be mounted."""
+    a container, the host's driver directory and ``/etc/ascend_install.info`` must be mounted (a
+    container started without the NPU devices, EC620, is then the one cause). Whether the files
+    agree with the running driver is EC310."""
     f = ctx.facts
     d = f.driver or {}
     if not f.driver_version:
         where = str(d.get("install_path") or "/usr/local/Ascend") + "/driver/version.info"
         if d.get("present"):
             yield chk.fail(f"driver directory present but its version is unreadable ({where}; see EC308)",
-                           evidence=[ev(where, "unreadable")], fix="reinstall the driver package (Ascend-hdk-<chip>-npu-driver_<ver>.run)")
+                           evidence=[ev(where, "unreadable")],
+                           fix="reinstall the driver package (Ascend-hdk-<chip>-npu-driver_<ver>.run)",
+                           depends=("EC308",))
         else:
+            in_container = bool((f.container or {}).get("in_container"))
             yield chk.fail(f"NPU driver not found ({where} missing)",
-                           fix="install the NPU driver and firmware (Ascend-hdk-<chip>-npu-driver_<ver>_linux-<arch>.run "
-                               "--full, then reboot); in a container mount /usr/local/Ascend/driver and "
-                               "/etc/ascend_install.info from the host")
+                           fix="install the NPU driver and firmware "
+                               "(Ascend-hdk-<chip>-npu-driver_<ver>_linux-<arch>.run --full, then reboot); "
+                               "in a container mount /usr/local/Ascend/driver and "
+                               "/etc/ascend_install.info from the host",
+                           depends=("EC620",) if in_container else ())
         return
     fw = f.firmware_version
     title = f"driver {f.driver_version}" + (f", firmware {fw}" if fw else " (firmware version not found)")
-    evidence = [ev(d.get("version_source"), f"driver {f.driver_version}")]
+    evidence = [ev(str(d.get("version_source") or "driver/version.info"), f"driver {f.driver_version}")]
     if fw:
-        evidence.append(ev(d.get("firmware_source"), f"firmware {fw}"))
-    smi = (f.npu or {}).get("version")
-    if smi and smi.lower() != str(f.driver_version).lower():
-        yield chk.warn(f"{title}, but npu-smi reports driver {smi}",
-                       detail="version.info and the running driver disagree: an upgrade was installed but the "
-                              "machine was not rebooted, or the container mounts another host's files",
-                       evidence=evidence + [ev("npu-smi info", f"Version: {smi}")], fix="reboot after a driver upgrade")
-        return
+        evidence.append(ev(str(d.get("firmware_source") or "firmware/version.info"), f"firmware {fw}"))
     yield chk.ok(title, evidence=evidence)
+
+
+def running_driver(f: Facts) -> str | None:
+    """The driver version npu-smi reports (the loaded driver) when it differs from version.info."""
+    smi = (f.npu or {}).get("version")
+    if smi and f.driver_version and str(smi).lower() != str(f.driver_version).lower():
+        return str(smi)
+    return None
+
+
+def effective_driver(f: Facts) -> tuple[str | None, str]:
+    """The driver version to judge compatibility on, and a note when version.info and npu-smi disagree.
+
+    EC310's fix brings the machine to the newer of the two (reboot into newer installed files, or
+    files matching a newer running driver), so the compatibility checks judge that one: their advice
+    and EC310's then point the same way."""
+    smi = running_driver(f)
+    if smi is None:
+        return f.driver_version, ""
+    from envcheck.versions import VersionError, parse_ascend
+
+    try:
+        newer = parse_ascend(smi) > parse_ascend(str(f.driver_version))
+    except VersionError:
+        return f.driver_version, ""
+    if newer:
+        return smi, f"the running driver (npu-smi) is {smi}; version.info says {f.driver_version} (EC310)"
+    return f.driver_version, f"version.info says {f.driver_version}; npu-smi still runs {smi} until a reboot (EC310)"
+
+
+@check("EC310", "driver-version-disagrees", "the driver files and the running driver are one version",
+       section=DEV_SECTION, failable=False, depends=("EC104",))
+def driver_agrees(chk: Check, ctx: Context) -> Iterable[Finding]:
+    """``driver/version.info`` (the installed files, also the user-space libraries such as
+    ``libascend_hal.so``) and the driver npu-smi reports (the loaded kernel driver) must be one
+    version. Newer files than the running driver: an upgrade waits for a reboot. Older files: the
+    container mounts another host's (or a stale) driver directory, or a downgrade waits for a
+    reboot. Warns only; when the driver does not suit CANN at all (EC104 fails), installing the
+    HDK EC104 names (then rebooting) settles this too."""
+    f = ctx.facts
+    smi = running_driver(f)
+    if not f.driver_version:
+        yield chk.skip("no driver version.info to compare (EC303)")
+        return
+    if not (f.npu or {}).get("version"):
+        yield chk.skip("npu-smi did not report a driver version to compare with")
+        return
+    d = f.driver or {}
+    evidence = [ev(str(d.get("version_source") or "driver/version.info"), f"driver {f.driver_version}")]
+    if smi is None:
+        yield chk.ok(f"version.info and npu-smi agree: driver {f.driver_version}", evidence=evidence)
+        return
+    evidence.append(ev("npu-smi info", f"Version: {smi}"))
+    from envcheck.versions import VersionError, parse_ascend
+
+    try:
+        files_newer = parse_ascend(str(f.driver_version)) > parse_ascend(smi)
+    except VersionError:
+        files_newer = None
+    if files_newer:
+        yield chk.warn(f"driver {f.driver_version} is installed but npu-smi still runs {smi}",
+                       detail="an upgrade was installed and the machine was not rebooted", evidence=evidence,
+                       fix=f"reboot to load driver {f.driver_version}")
+        return
+    in_container = bool((f.container or {}).get("in_container"))
+    fix = (f"mount the host's /usr/local/Ascend/driver (it runs {smi}) and /etc/ascend_install.info into the container"
+           if in_container else
+           f"reinstall the driver of HDK {smi} (the running one) so its files match, or reboot if "
+           f"{f.driver_version} was installed on purpose")
+    yield chk.warn(f"driver files say {f.driver_version} but npu-smi runs {smi}",
+                   detail="the files are older than the running driver: a container mounting another host's driver "
+                          "directory, a stale copy, or a downgrade waiting for a reboot",
+                   evidence=evidence, fix=fix)
 
 
 @check("EC304", "npu-smi-missing", "npu-smi is available", section=DEV_SECTION)
@@ -147,7 +220,7 @@ def npu_smi_present(chk: Check, ctx: Context) -> Iterable[Finding]:
                        "-v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi)")
 
 
-@check("EC305", "npu-smi-failed", "`npu-smi info` answers", section=DEV_SECTION)
+@check("EC305", "npu-smi-failed", "`npu-smi info` answers", section=DEV_SECTION, depends=("EC620",))
 def npu_smi_works(chk: Check, ctx: Context) -> Iterable[Finding]:
     """Runs ``npu-smi info`` with a timeout. A non-zero exit (DCMI ``-8005``: driver not usable
     here; ``-8020``: device used by another container), a hang, or a table with no devices all
@@ -244,7 +317,7 @@ def version_files_readable(chk: Check, ctx: Context) -> Iterable[Finding]:
                    data={"files": errs})
 
 
-@check("EC309", "no-npu-visible", "at least one NPU is visible", section=DEV_SECTION)
+@check("EC309", "no-npu-visible", "at least one NPU is visible", section=DEV_SECTION, depends=("EC620",))
 def npu_visible(chk: Check, ctx: Context) -> Iterable[Finding]:
     """Counts NPUs from npu-smi's device table, else from ``/dev/davinciN``. A driver with no
     device visible means the container was started without ``--device=/dev/davinciN`` or the
@@ -274,4 +347,4 @@ def npu_visible(chk: Check, ctx: Context) -> Iterable[Finding]:
 
 
 CHECKS = (cann_found, components_consistent, version_files_readable, driver_found, npu_smi_present,
-          npu_smi_works, npu_visible, npus_healthy, npus_idle)
+          npu_smi_works, npu_visible, npus_healthy, npus_idle, driver_agrees)

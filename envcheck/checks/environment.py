@@ -99,7 +99,8 @@ def visible_devices_valid(chk: Check, ctx: Context) -> Iterable[Finding]:
     raw = env.get("ASCEND_RT_VISIBLE_DEVICES")
     n = device_count(ctx.facts)
     if raw is None:
-        yield chk.skip("ASCEND_RT_VISIBLE_DEVICES not set: every NPU is visible")
+        yield chk.skip("ASCEND_RT_VISIBLE_DEVICES not set: every NPU is visible" if n else
+                       "ASCEND_RT_VISIBLE_DEVICES not set (and no NPU here)")
         return
     evidence = [ev("env ASCEND_RT_VISIBLE_DEVICES", raw), ev("devices on this host", n if n is not None else "unknown")]
     parts = [p.strip() for p in raw.split(",")]
@@ -177,6 +178,9 @@ def log_level_quiet(chk: Check, ctx: Context) -> Iterable[Finding]:
         yield chk.warn("ASCEND_SLOG_PRINT_TO_STDOUT=1 prints CANN logs to the console", evidence=evidence,
                        fix="unset ASCEND_SLOG_PRINT_TO_STDOUT")
     if (level is None or level.strip() in ("2", "3", "4")) and not (stdout and stdout.strip() == "1"):
+        if not (ctx.facts.cann or {}).get("installs"):
+            yield chk.skip("no CANN toolkit: no CANN logging to judge", evidence=evidence)
+            return
         shown = f"{level} ({LOG_LEVELS[level.strip()]})" if level is not None else "default (error)"
         yield chk.ok(f"CANN log level {shown}", evidence=evidence)
 

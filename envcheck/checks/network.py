@@ -268,11 +268,24 @@ def hccl_nic_conflict(chk: Check, ctx: Context) -> Iterable[Finding]:
 
 # ---- host tuning ------------------------------------------------------------------------------
 
+def _no_npu(chk: Check, ctx: Context) -> Finding | None:
+    """A skip when no NPU is visible: Ascend's host-tuning advice is for machines that run NPUs."""
+    from envcheck.checks.host import has_npu
+
+    if has_npu(ctx.facts):
+        return None
+    return chk.skip("no NPU here: Ascend's host tuning does not apply")
+
+
 @check("EC610", "cpu-governor-not-performance", "CPU frequency governor is `performance`", section=HOST)
 def governor(chk: Check, ctx: Context) -> Iterable[Finding]:
     """Reads ``/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor``. Huawei's msprechecker expects every
     CPU at its maximum frequency ("使 CPU 运行在最大频率下，可以提升 CPU 性能"; presets/default.yaml, severity
-    low): a power-saving governor slows operator dispatch on the host (host bound). Warns only."""
+    low): a power-saving governor slows operator dispatch on the host (host bound). Warns only. Host tuning
+    (EC610-EC613) is judged only where an NPU is visible: elsewhere it cannot mean anything."""
+    if (skip := _no_npu(chk, ctx)):
+        yield skip
+        return
     g = (ctx.facts.host or {}).get("cpu_governors")
     if not g:
         yield chk.skip("no cpufreq governor readable (VM, container without /sys, or no cpufreq driver)")
@@ -290,6 +303,9 @@ def governor(chk: Check, ctx: Context) -> Iterable[Finding]:
 def thp(chk: Check, ctx: Context) -> Iterable[Finding]:
     """Reads ``/sys/kernel/mm/transparent_hugepage/enabled``. msprechecker's preset expects ``always``
     ("开启透明大页，吞吐率结果会更加稳定", severity low; the preset targets MindIE / vLLM serving). Warns only."""
+    if (skip := _no_npu(chk, ctx)):
+        yield skip
+        return
     v = (ctx.facts.host or {}).get("thp")
     if v is None:
         yield chk.skip("transparent_hugepage setting not readable")
@@ -312,6 +328,9 @@ def _kernel(s: str) -> tuple[int, int] | None:
 def kernel(chk: Check, ctx: Context) -> Iterable[Finding]:
     """msprechecker's preset expects kernel ≥ 5.10 ("升级到 5.10 以上，CPU 下发会加快，可以减少 host bound",
     severity low). Read from ``/proc/sys/kernel/osrelease`` (so a sysroot works), else the running kernel."""
+    if (skip := _no_npu(chk, ctx)):
+        yield skip
+        return
     k = (ctx.facts.host or {}).get("kernel") or (ctx.facts.system or {}).get("kernel")
     ver = _kernel(k or "")
     if ver is None:
@@ -331,6 +350,9 @@ def host_summary(chk: Check, ctx: Context) -> Iterable[Finding]:
     """Reports host settings for which envcheck found no Ascend-published recommended value, so they are not
     judged: swap size, NUMA node count and each NPU's NUMA node (sysfs ``numa_node`` of its PCI function),
     ``ulimit -n`` / ``ulimit -l``, and the container engine. /dev/shm is judged by EC203."""
+    if (skip := _no_npu(chk, ctx)):
+        yield skip
+        return
     h, s, c = ctx.facts.host or {}, ctx.facts.system or {}, ctx.facts.container or {}
 
     def lim(v: Any) -> str:
@@ -373,9 +395,10 @@ def container_devices(chk: Check, ctx: Context) -> Iterable[Finding]:
         missing.insert(0, "/dev/davinciN (no NPU)")
     if missing:
         yield chk.fail(f"container lacks {', '.join(missing)}", evidence=evidence,
-                       fix="run the container with the Ascend Docker Runtime (`-e ASCEND_VISIBLE_DEVICES=0-7`) or pass "
+                       fix="on an Ascend host, start the container with the Ascend Docker Runtime "
+                           "(`-e ASCEND_VISIBLE_DEVICES=0-7`: it maps the devices and mounts the driver) or pass "
                            "`--device /dev/davinci0 ... --device /dev/davinci_manager --device /dev/devmm_svm "
-                           "--device /dev/hisi_hdc`")
+                           "--device /dev/hisi_hdc -v /usr/local/Ascend/driver:/usr/local/Ascend/driver`")
         return
     yield chk.ok(f"container has {len(c['davinci'])} NPU device(s) and the management devices", evidence=evidence)
 

@@ -58,6 +58,10 @@ class Check:
     requires: tuple[str, ...] = ()
     """Codes whose failure makes this check meaningless: when one of them ran earlier in the same run
     and did not pass, this check does not run and reports nothing (its cause carries the one ✗)."""
+    depends: tuple[str, ...] = ()
+    """Codes whose failure explains this check's non-ok findings: when one of them fails in the same
+    report, the finding collapses under it ("because EC301") instead of failing again. A finding may
+    name its own (``depends=`` on the helpers) where only some of its outcomes follow from a cause."""
 
     def run(self, ctx: Context) -> Iterator[Finding]:
         yield from self.fn(self, ctx)
@@ -65,10 +69,10 @@ class Check:
     # Helpers so check bodies stay short: self.ok(...), self.fail(...)
     def finding(self, status: Status, title: str, *, detail: str = "",
                 evidence: Sequence[Evidence] = (), fix: str = "", kb: Sequence[str] = (),
-                data: Mapping[str, Any] | None = None) -> Finding:
+                data: Mapping[str, Any] | None = None, depends: Sequence[str] | None = None) -> Finding:
         return Finding(code=self.code, slug=self.slug, status=status, title=title, detail=detail,
                        evidence=tuple(evidence), fix=fix, kb=tuple(kb), section=self.section,
-                       data=dict(data or {}))
+                       data=dict(data or {}), depends=tuple(self.depends if depends is None else depends))
 
     def ok(self, title: str, **kw: Any) -> Finding:
         return self.finding(Status.OK, title, **kw)
@@ -87,7 +91,8 @@ class Check:
 
 
 def check(code: str, slug: str, summary: str, *, section: str, failable: bool = True,
-          default: bool = True, requires: Sequence[str] = ()) -> Callable[[CheckFn], Check]:
+          default: bool = True, requires: Sequence[str] = (),
+          depends: Sequence[str] = ()) -> Callable[[CheckFn], Check]:
     """Declare a check. The decorated function receives (check, ctx) and yields Findings."""
     if not CODE_RE.match(code):
         raise ValueError(f"bad check code {code!r}")
@@ -95,7 +100,8 @@ def check(code: str, slug: str, summary: str, *, section: str, failable: bool = 
         raise ValueError(f"bad check slug {slug!r}")
 
     def wrap(fn: CheckFn) -> Check:
-        return Check(code, slug, summary, section, fn, failable, default, tuple(requires))
+        return Check(code, slug, summary, section, fn, failable, default, requires=tuple(requires),
+                     depends=tuple(depends))
 
     return wrap
 

@@ -16,6 +16,8 @@ from envcheck.smoke.session import Session
 
 SECTION = "Smoke tests"
 KB_CANN_ENV = "cann-env-not-loaded"
+CANN_CAUSES = ("EC301", "EC201")
+"""A missing CANN library is explained by no CANN (EC301) or CANN not loaded (EC201): one cause, one fix."""
 AUTOLOAD_DETAIL = (
     "torch (>= 2.5) imports every package registered under its `torch.backends` entry point when "
     "`import torch` runs; torch_npu registers itself there (`torch_npu = torch_npu:_autoload`). So "
@@ -81,11 +83,20 @@ def _blocked(code: str, s: Session) -> str | None:
         return "not run: interrupted (Ctrl-C) before this part started"
     if not s.torch_usable():
         return "not run because torch does not import in the target interpreter (EC401)"
+    if "EC403" <= code <= "EC407" and no_npu_here(s):
+        return ("no NPU here (torch_npu does not import or sees no device): the operator tests would run on "
+                "the CPU and test nothing about the NPU; `envcheck smoke --device cpu` runs them anyway")
     if "EC404" <= code <= "EC407":
         suite = s.suite()
         if suite is None or suite.fatal:
             return "not run because the operator suite could not start (EC403)"
     return None
+
+
+def no_npu_here(s: Session) -> bool:
+    """The default run (`envcheck`, quick level, device auto) would only reach the CPU: skip its operator
+    tests instead of reporting green ticks about the CPU. `envcheck smoke` and --device run them."""
+    return s.level == "quick" and s.device == "auto" and s.importability().auto_kind() == "cpu"
 
 
 def _smoke_check(code: str, slug: str, summary: str, body: Body, doc: str) -> Check:
@@ -151,7 +162,8 @@ def _torch_failed(c: Check, imp: Any, probe_src: str) -> Finding:
                  "(CANN environment not loaded)")
     return c.fail(title, detail=AUTOLOAD_DETAIL if autoload or imp.installed.get("torch_npu") else "",
                   evidence=evidence, fix=FIX_SET_ENV if lib else "", kb=(KB_CANN_ENV,) if lib else (),
-                  data={"missing_library": lib, "autoload": autoload})
+                  data={"missing_library": lib, "autoload": autoload},
+                  depends=CANN_CAUSES if lib else ())
 
 
 def _torch_npu_body(c: Check, s: Session) -> Iterator[Finding]:
@@ -159,7 +171,14 @@ def _torch_npu_body(c: Check, s: Session) -> Iterator[Finding]:
 
     imp = s.importability()
     npu = imp.torch_npu
-    if not imp.installed.get("torch_npu"):
+    if not imp.installed.get("torch_npu") and s.device.split(":")[0] == "npu":
+        torch = (imp.plain.module("torch") or {}).get("version") or ""
+        base = torch.split("+")[0]
+        yield c.fail(f"--device npu, but torch_npu is not installed in {imp.python}",
+                     fix="pip install the torch_npu build for your torch and CANN: envcheck matrix suggest"
+                         + (f" --torch {base}" if base else ""),
+                     data={"failure": "torch-npu-not-installed", "device": "npu"})
+    elif not imp.installed.get("torch_npu"):
         yield c.skip("torch_npu is not installed")
     elif npu is None:
         yield c.skip("torch_npu was not imported: torch itself does not import (EC401)")
@@ -174,7 +193,7 @@ def _torch_npu_body(c: Check, s: Session) -> Iterator[Finding]:
                      evidence=[ev("python -c 'import torch_npu'", _exceptions(err) or err),
                                ev("python -c 'import torch_npu' (traceback)", _tail(err, 40))],
                      fix=FIX_SET_ENV if lib else "", kb=(KB_CANN_ENV,) if lib else (),
-                     data={"missing_library": lib})
+                     data={"missing_library": lib}, depends=(*CANN_CAUSES, "EC401") if lib else ("EC401",))
 
 
 # ---- EC403..EC407: operator suite --------------------------------------------------------------
@@ -188,7 +207,8 @@ def _suite(c: Check, s: Session) -> Any:
         if c.code != "EC403":
             return c.skip(f"operator tests not run on {s.device}: the smoke worker could not start")
         return c.fail(f"the smoke worker could not start on device '{s.device}': {suite.fatal}",
-                      evidence=[ev("smoke worker", _tail(suite.fatal_traceback, 40))])
+                      evidence=[ev("smoke worker", _tail(suite.fatal_traceback, 40))],
+                      data={"failure": "smoke-worker-failed", "device": s.device}, depends=("EC402", "EC401"))
     return suite
 
 
@@ -266,8 +286,10 @@ def _fallback_body(c: Check, s: Session) -> Iterator[Finding]:
         yield c.warn(f"{fb['op']} fell back to the CPU (in {case}): slow, and data shuttles between host "
                      "and device on every call", evidence=[ev(f"{case} stderr", fb["line"])], fix=FIX_FALLBACK,
                      data={"op": fb["op"], "case": case, "kind": fb["kind"]})
-    if not seen:
-        yield c.ok(f"no operator fell back to the CPU on {suite.device}")
+    if not seen and str(suite.device).startswith("cpu"):
+        yield c.skip("ran on the CPU: there is no device for an operator to fall back from")
+    elif not seen:
+        yield c.ok(f"no operator fell back to the CPU on {suite.device}", data={"device": suite.device})
 
 
 def _parity_body(c: Check, s: Session) -> Iterator[Finding]:
@@ -280,6 +302,10 @@ def _parity_body(c: Check, s: Session) -> Iterator[Finding]:
         yield c.skip("parity run not run")
         return
     dev, cpu = o.data.get("device_losses") or [], o.data.get("cpu_losses") or []
+    if str(suite.device).startswith("cpu"):  # the curves stay in data: the harness itself ran
+        yield c.skip("ran on the CPU: the parity run compares a device with the CPU, here the CPU with itself",
+                     data={"cpu_losses": cpu, "device_losses": dev})
+        return
     curve = "\n".join(f"step {i + 1:>2}  {suite.device}: {a:.6f}  cpu: {b:.6f}" for i, (a, b) in enumerate(zip(dev, cpu)))
     data = {"device": suite.device, "device_losses": dev, "cpu_losses": cpu, "max_rel_diff": o.max_err, "tol": o.tol}
     if o.status == "ok":
@@ -341,7 +367,7 @@ def _init_body(c: Check, s: Session) -> Iterator[Finding]:
         return
     pending = [st.rank for st in res.ranks if "initialised" not in st.phases]
     if not pending:
-        yield c.ok(f"{res.world} ranks initialised {res.backend} on {res.device}")
+        yield c.ok(f"{res.world} ranks initialised {res.backend} on {res.device}", data={"device": res.device})
     else:
         why = "hung (EC412)" if res.hung else ("interrupted" if res.interrupted else "stopped")
         yield c.skip(f"rank(s) {', '.join(map(str, pending))} did not finish process-group set-up: {why}")

@@ -80,10 +80,10 @@ def message(f: Finding, rank: int) -> str:
 
 
 def make_report(session: Session) -> Report:
-    from envcheck.checks.runner import link
+    from envcheck.checks.runner import finish
     from envcheck.version import __version__
 
-    findings = [link(f) for f in session.findings]
+    findings = finish(session.findings, session.facts)  # collapsed, linked and gated as `envcheck` does
     return Report(facts=session.facts, findings=findings, envcheck_version=__version__, command="preflight")
 
 

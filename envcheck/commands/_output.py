@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from envcheck import safeio
 from envcheck.errors import UsageError
@@ -24,16 +25,22 @@ def chosen_format(args: argparse.Namespace) -> str:
     return fmt or "text"
 
 
-def emit(result: Result, args: argparse.Namespace, before: str = "") -> int:
+def emit(result: Result, args: argparse.Namespace, before: str = "", stream: Any = None) -> int:
     """Print (or write) `result` as asked and return the exit code (0 ok, 1 a problem was found).
 
-    before: text shown ahead of a text report on stdout (a table the report summarises)."""
+    before: text shown ahead of a text report on stdout (a table the report summarises).
+    stream: the `render.text.TextStream` that already printed the report's first parts on stdout
+    (`streaming(args)` says when to make one); only the rest is printed."""
     fmt = chosen_format(args)
     output = getattr(args, "output", None)
     junit = getattr(args, "junit", None)
     if junit:
         write_text(junit, render(result, "junit"), args)
-    if fmt == "text":
+    if fmt == "text" and stream is not None and not output and isinstance(result, Report):
+        from envcheck.render import redacted
+
+        text = before + stream.finish(redacted(result))
+    elif fmt == "text":
         stream = None if output else sys.stdout
         text = before + render(result, "text", verbose=getattr(args, "verbose", False),
                                color=bool(stream) and use_color(getattr(args, "color", "auto"), stream),
@@ -69,3 +76,14 @@ def check_outputs(args: argparse.Namespace) -> None:
 def write_text(path: str, text: str, args: argparse.Namespace | None = None) -> None:
     """Write an output file the user asked for: atomically, never over an input, never through a symlink."""
     safeio.write_output_atomically(path, text, inputs_of(args) if args is not None else ())
+
+
+def streaming(args: argparse.Namespace) -> Any:
+    """A TextStream on stdout when the report goes there as text (the sections print as they are
+    judged); None for JSON, JUnit, Markdown or -o FILE, which are written whole."""
+    if chosen_format(args) != "text" or getattr(args, "output", None):
+        return None
+    from envcheck.render.text import TextStream
+
+    return TextStream(sys.stdout, verbose=getattr(args, "verbose", False),
+                      color=use_color(getattr(args, "color", "auto"), sys.stdout))

@@ -36,14 +36,18 @@ def collect_facts(args: argparse.Namespace) -> Facts:
 def run(args: argparse.Namespace) -> int:
     from envcheck.checks import runner, to_run
     from envcheck.checks.registry import Context
-    from envcheck.commands._output import emit
+    from envcheck.commands._output import emit, streaming
 
+    stream = streaming(args)
     facts = collect_facts(args)
     opts = {k: getattr(args, k, None) for k in ("smoke", "device", "timeout", "python", "root")}
+    if stream is not None:  # on a TTY, a status line names each operator test as it finishes
+        opts["progress"] = lambda o: stream.progress(f"smoke test {o.case}: {o.status} ({o.seconds:.1f} s)")
     ctx = Context(facts=facts, matrix_path=args.matrix, options=opts)
     if args.matrix:  # a user-given matrix that does not load is bad input: one line, exit 2
         from envcheck import matrix
 
         ctx.loaded_matrix = matrix.load(args.matrix)
-    report = runner.run(to_run(args.smoke, args.select, args.ignore), ctx, command="check")
-    return emit(report, args)
+    report = runner.run(to_run(args.smoke, args.select, args.ignore), ctx, command="check", frame=True,
+                        listener=stream)
+    return emit(report, args, stream=stream)

@@ -15,6 +15,17 @@ from pathlib import Path
 from envcheck.errors import UsageError
 
 
+GATE_FLAGS = (  # flag, kb gate key (envcheck/kb/gate.py), help
+    ("--torch-npu", "torch_npu", "torch_npu version, e.g. 2.12.0"),
+    ("--cann", "cann", "CANN version, e.g. 8.5.0"),
+    ("--driver", "driver", "NPU driver (HDK) version, e.g. 25.0.rc1.1"),
+    ("--torch", "torch", "PyTorch version, e.g. 2.6.0"),
+    ("--python-version", "python", "Python version, e.g. 3.10 (--python is a PATH elsewhere)"),
+    ("--mindspore", "mindspore", "MindSpore version, e.g. 2.3.1"),
+    ("--chip", "chip", "NPU chip as npu-smi prints it (910B4) or a chip family (a2)"),
+)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="kb_command", metavar="SUBCOMMAND")
     s = _sub(sub, "search", "ranked search over titles (en/zh), symptoms, error codes and body")
@@ -24,6 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("id", help="entry id, e.g. cann-env-not-loaded")
     s.add_argument("--color", choices=("auto", "always", "never"), default=argparse.SUPPRESS,
                    help="colour (auto: TTY and no NO_COLOR)")
+    g = s.add_argument_group("versions", "judge the entry's version gates (applies_to, gated fixes) for these versions")
+    for flag, dest, help_ in GATE_FLAGS:
+        g.add_argument(flag, dest=dest, metavar="V", default=None, help=help_)
     s = _sub(sub, "new", "scaffold a new entry file that passes `kb lint` (never overwrites)")
     _new_arguments(s)
     s = _sub(sub, "lint", "check entries: schema, ids, categories, check ids, patterns, sections, links")
@@ -109,13 +123,46 @@ def _show(args: argparse.Namespace) -> int:
         close = difflib.get_close_matches(args.id, [x.id for x in kb.entries], n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else f"; try `envcheck kb search {args.id}`"
         raise UsageError(f"no kb entry {args.id!r}{hint}")
+    versions = _gate_versions(args)
     if getattr(args, "json", False):
-        sys.stdout.write(json.dumps(show.to_dict(e), ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(json.dumps(show.to_dict(e, versions=versions), ensure_ascii=False, indent=2) + "\n")
     else:
-        color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty()
-                                           and not os.environ.get("NO_COLOR"))
-        sys.stdout.write(show.render(e, color=color))
+        mode = getattr(args, "color", "auto")
+        color = mode == "always" or (mode == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+        sys.stdout.write(show.render(e, color=color, versions=versions))
     return 0
+
+
+def _gate_versions(args: argparse.Namespace) -> dict[str, str] | None:
+    """The versions given with the gate flags, validated (a bad one is a usage error); None when none.
+    --chip accepts a name npu-smi prints (mapped to its family through the matrix) or a family."""
+    from envcheck.kb.gate import ASCEND_KEYS
+    from envcheck.versions import VersionError, parse_ascend, parse_pep440
+
+    out: dict[str, str] = {}
+    for flag, key, _ in GATE_FLAGS:
+        value = getattr(args, key, None)
+        if value is None:
+            continue
+        if key == "chip":
+            out[key] = _chip_family(value)
+            continue
+        try:
+            (parse_ascend if key in ASCEND_KEYS else parse_pep440)(value)
+        except VersionError as exc:
+            raise UsageError(f"{flag}: {exc}") from None
+        out[key] = value
+    return out or None
+
+
+def _chip_family(chip: str) -> str:
+    from envcheck import matrix
+
+    try:
+        fam = matrix.load().chip_family(chip)
+    except Exception:  # no matrix: take the value as a family name
+        fam = None
+    return fam.family if fam is not None else chip.strip().lower()
 
 
 def _new(args: argparse.Namespace) -> int:

@@ -88,6 +88,18 @@ def _table(report: Any) -> str:
     return format_table(rows) + "\n\n" if rows else ""
 
 
+def _python_facts(given: str | None, python: str) -> dict[str, Any]:
+    """The interpreter's package versions (read from metadata, nothing imported), so kb version gates in
+    the report are judged on them; just the executable when they cannot be read."""
+    from envcheck.errors import EnvcheckError
+    from envcheck.probe.pyenv import probe
+
+    try:
+        return dict(probe(given, os.environ, 30.0))
+    except (EnvcheckError, OSError, ValueError):
+        return {"executable": python}
+
+
 def run(args: argparse.Namespace) -> int:
     from envcheck.checks import runner
     from envcheck.checks.registry import Context
@@ -101,7 +113,10 @@ def run(args: argparse.Namespace) -> int:
             "nproc": args.nproc, "sizes": _sizes(args) if args.suite == "collective" else None,
             "min_busbw": args.min_busbw, "iters": args.iters, "cases": args.case,
             "progress": _progress if sys.stderr.isatty() else None}
-    ctx = Context(facts=Facts(python={"executable": python}), matrix_path=args.matrix, options=opts)
+    ctx = Context(facts=Facts(python=_python_facts(args.python, python)), matrix_path=args.matrix, options=opts)
+    if sys.stderr.isatty():  # the ops suite prints a line per case; say what runs before the first one
+        what = "the collective tests on local ranks" if args.suite == "collective" else "the operator tests"
+        print(f"envcheck smoke: running {what} on device {args.device} …", file=sys.stderr, flush=True)
     report = runner.run(planned_checks(args.suite), ctx, command=f"smoke {args.suite}")
     table = _table(report) if args.suite == "collective" and not args.verbose else ""
     rc = emit(report, args, before=table)

@@ -154,57 +154,123 @@ def _render(mx: Matrix, c: Candidate, want: dict[str, str]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+VERSION_CODES = ("EC301", "EC302", "EC303", "EC308", "EC310")
+"""Besides EC1xx, the checks whose failures a change of versions or packages fixes."""
+
+
+def _is_version(f: Any) -> bool:
+    return f.code.startswith("EC1") or f.code in VERSION_CODES
+
+
 def _smallest_change(args: argparse.Namespace, mx: Matrix, want: dict[str, str]) -> int:
-    """No flags: probe this machine and propose the cheapest set of changes that makes it consistent."""
+    """No flags: judge this machine exactly as `envcheck` does (the same checks, collapsed the same way)
+    and propose the cheapest set of changes that makes its versions consistent. It never says "nothing
+    has to change" where `envcheck` fails or where a version is newer than the matrix knows."""
+    from envcheck.checks import runner, to_run
+    from envcheck.checks.registry import Context
     from envcheck.probe.snapshot import gather
 
     facts = gather(facts_file=getattr(args, "facts", None), root=args.root, python=args.python,
                    timeout=getattr(args, "timeout", None))
-    found = judge(facts, mx)
+    ctx = Context(facts=facts, matrix_path=mx.path, loaded_matrix=mx, options={"smoke": "none"})
+    checks = [c for c in to_run("none") if c.section not in runner.SLOW_SECTIONS]
+    report = runner.run(checks, ctx, command="matrix suggest", frame=True)
+    found = report.findings
     fails = [f for f in found if f.status in (Status.FAIL, Status.ERROR)]
+    version_fails = [f for f in fails if _is_version(f)]
+    other_fails = [f for f in fails if not _is_version(f)]
+    warns = [f for f in found if f.status == Status.WARN]
     arch = want.get("arch") or u.arch(facts)
     cur = {"cann": facts.cann_version, "driver": facts.driver_version, "torch": facts.package("torch"),
            "torch_npu": facts.package("torch-npu"), "python": facts.python_version}
-    plan = None
-    if fails:
-        ctx = {"chip": facts.chip, "arch": arch}
-        cands = candidates(mx, {k: v for k, v in ctx.items() if v})
+    newer = _newer_than_matrix(mx, found, cur)
+    host = report.host
+    plan: dict[str, Any] | None = None
+    if version_fails and host.get("kind") != "none":
+        ctx_want = {"chip": facts.chip, "arch": arch}
+        cands = candidates(mx, {k: v for k, v in ctx_want.items() if v})
         scored = [(_cost(mx, c, cur, facts), i, c) for i, c in enumerate(cands)]
         if scored:
             cost, _, best = min(scored, key=lambda t: (t[0][0], t[1]))
             plan = {"target": best.to_dict(mx, arch, facts.chip), "steps": cost[1]}
+    consistent = not version_fails and not newer and host.get("kind") != "none"
     if args.json:
-        doc = {"command": "matrix suggest", "current": cur, "consistent": not fails,
-               "failing": [f.to_dict() for f in fails], "plan": plan}
+        doc = {"command": "matrix suggest", "verdict": report.verdict, "reason": report.reason, "host": host,
+               "current": cur, "consistent": consistent,
+               "failing": [f.to_dict() for f in version_fails], "also_failing": [f.to_dict() for f in other_fails],
+               "newer_than_matrix": newer, "plan": plan,
+               "matrix": {"path": mx.path, "dated": mx.dated, "as_of": mx.as_of}}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
-    elif not fails:
-        warns = [f for f in found if f.status == Status.WARN]
-        print("This machine is consistent with the matrix: nothing has to change."
-              + (f" ({len(warns)} warning(s): envcheck matrix check ... or envcheck -v)" if warns else ""))
-    else:
-        print("Failing now:")
-        for f in fails:
-            print(f"  {f.code} {f.title}")
-        if plan is None:
-            print("No set in the matrix fits this machine's chip.")
-        else:
-            t = plan["target"]
-            print(f"\nSmallest change: CANN {t['cann']} + PyTorch {t['torch']} + torch_npu {t['torch_npu']}")
-            for step in plan["steps"]:
-                print(f"  - {step}")
-    return 1 if fails else 0
+        return report.exit_code()
+    out: list[str] = []
+    if host.get("kind") == "none":
+        out.append(f"{host['title'][0].upper()}{host['title'][1:]}: there is no Ascend stack here to match "
+                   "against the matrix.")
+        torch = cur["torch"]
+        hint = f" --torch {torch.split('+')[0]}" if torch and not cur["torch_npu"] else ""
+        out.append(f"To plan an install for an Ascend machine: envcheck matrix suggest --chip <chip>{hint}")
+    elif version_fails:
+        out.append("Failing now:")
+        out += [f"  {f.code} {f.title}" for f in version_fails]
+    for n in newer:
+        out.append(f"{n} is newer than the matrix (as of {mx.as_of}): the matrix cannot name what goes with it; "
+                   "check the vendor's release notes, or use a newer envcheck / a site matrix (--matrix).")
+    if plan is not None:
+        t = plan["target"]
+        keep = " (no tabled set keeps the newer version above)" if newer else ""
+        out.append(f"\nSmallest change within the matrix{keep}: CANN {t['cann']} + PyTorch {t['torch']} + "
+                   f"torch_npu {t['torch_npu']}")
+        out += [f"  - {step}" for step in plan["steps"]]
+    elif version_fails and host.get("kind") != "none":
+        out.append("No set in the matrix fits this machine's chip.")
+    if consistent:
+        out.append("The installed versions are consistent with the matrix: no version has to change."
+                   + (f" ({len(warns)} warning(s): envcheck -v)" if warns else ""))
+    if other_fails:
+        out.append(("Still failing" if consistent else "Also failing") + " (not fixed by versions; envcheck -v): "
+                   + "; ".join(f"{f.code} {f.title}" for f in other_fails))
+    out.append(f"(knowledge as of {mx.as_of}; envcheck's verdict on these facts: {report.verdict})")
+    sys.stdout.write("\n".join(out) + "\n")
+    return report.exit_code()
+
+
+def _newer_than_matrix(mx: Matrix, found: list, cur: dict[str, Any]) -> list[str]:
+    """Installed versions the matrix is too old to know ('torch_npu 2.13.0'), also where no check could
+    judge them (torch_npu without CANN)."""
+    out = []
+    for f in found:
+        if f.data.get("newer_than_matrix"):
+            what = f.title.split(" is newer than the matrix")[0]
+            if " is newer" in f.title and what not in out:
+                out.append(what)
+    npu = cur["torch_npu"]
+    if npu and not any(o.startswith("torch_npu") for o in out):
+        v = u.pep(npu)[0]
+        try:
+            if v is not None and (u.line_of(npu) > mx.newest_line() or v > mx.newest_torch_npu()):
+                out.append(f"torch_npu {npu}")
+        except Exception:  # an unusual matrix: no statement rather than a crash
+            pass
+    return out
 
 
 def _cost(mx: Matrix, c: Candidate, cur: dict[str, Any], facts) -> tuple[float, list[str]]:
-    """(cost, steps): driver 20, CANN 10, Python 5, torch 1, torch_npu 1; disputed sets +0.5."""
+    """(cost, steps): driver 20, CANN 10, Python 5, torch 1, torch_npu 1; disputed sets +0.5; a set whose
+    release states no HDK for the installed driver +5 (keeping the driver there is unconfirmed); going
+    back from the installed CANN +2 per release (one release back beats reflashing the HDK; ten do not)."""
     steps, cost = [], 0.0
     pk = packages(mx, c, u.arch(facts), facts.chip)
-    if cur["cann"] is None or u.ascend(cur["cann"])[0] != c.rel.parsed:
+    have = u.ascend(cur["cann"])[0] if cur["cann"] else None
+    if have is not None and c.rel.parsed < have:  # each release back drops PyTorch lines and operators
+        cost += 2 * sum(1 for r in mx.cann if c.rel.parsed <= r.parsed < have)
+    if cur["cann"] is None or have != c.rel.parsed:
         cost += 10
         steps.append(f"CANN {cur['cann'] or '(none)'} -> {c.rel.version}: install {'  '.join(pk['cann'])}")
     dv = u.ascend(cur["driver"])[0]
     rule = c.rel.hdk
     kind = rule.classify(dv) if (rule and dv is not None) else None
+    if dv is not None and not (rule and rule.stated):
+        cost += 5  # the matrix cannot confirm the installed driver with this release: not a cheap way out
     if rule and rule.stated and (dv is None or kind == "unsupported" or (kind == "outside" and rule.outside == "fail")):
         cost += 20
         order = ("first install: driver, then firmware, then reboot" if dv is None

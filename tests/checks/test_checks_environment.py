@@ -109,7 +109,14 @@ def test_ec203_shm_from_fixture_trees():
     ({"ASCEND_SLOG_PRINT_TO_STDOUT": "1"}, [Status.WARN]),
 ])
 def test_ec204_log_level(env, statuses):
-    assert [f.status for f in run(E.log_level_quiet, Facts(env=env))] == statuses
+    cann = {"installs": [{"home": "/usr/local/Ascend/ascend-toolkit/latest", "version": "8.2.RC1"}], "active": 0}
+    assert [f.status for f in run(E.log_level_quiet, Facts(env=env, cann=cann))] == statuses
+
+
+def test_ec204_skips_without_cann():
+    # issue 13: no green tick for "CANN log level default" where there is no CANN; a bad level still warns
+    assert [f.status for f in run(E.log_level_quiet, Facts(env={}))] == [Status.SKIP]
+    assert [f.status for f in run(E.log_level_quiet, Facts(env={"ASCEND_GLOBAL_LOG_LEVEL": "0"}))] == [Status.WARN]
 
 
 # ---- EC205 ---------------------------------------------------------------------------------

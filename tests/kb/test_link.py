@@ -40,12 +40,16 @@ def test_no_code_and_no_text_match_gives_nothing():
     assert link.entries_for(finding("EC999", detail="all fine really"), root=FIXTURE_KB) == []
 
 
-def test_describe_one_line():
+def test_describe_one_line(monkeypatch):
+    # issue 13: a full URL when a site URL is configured, else the `envcheck kb show ID` command
+    monkeypatch.setenv("ENVCHECK_SITE_URL", "")
     line = link.describe("fx-libs-missing", root=FIXTURE_KB)
-    assert line.startswith("fx-libs-missing — Fixture: CANN libraries not on the loader path (envcheck kb show "
-                           "fx-libs-missing; site: ")
-    assert "env-not-loaded" in line and line.endswith(")") and "\n" not in line
-    assert link.describe("no-such-entry", root=FIXTURE_KB) == "no-such-entry (envcheck kb show no-such-entry)"
+    assert line == "envcheck kb show fx-libs-missing — Fixture: CANN libraries not on the loader path"
+    monkeypatch.setenv("ENVCHECK_SITE_URL", "https://docs.example/envcheck/")
+    line = link.describe("fx-libs-missing", root=FIXTURE_KB)
+    assert line.startswith("https://docs.example/envcheck/kb/") and line.split(" — ")[0].endswith("/fx-libs-missing/")
+    assert "\n" not in line
+    assert link.describe("no-such-entry", root=FIXTURE_KB) == "envcheck kb show no-such-entry"
 
 
 def test_fix_summary_takes_the_first_fix_lines_without_fences():

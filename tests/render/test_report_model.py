@@ -63,18 +63,21 @@ def test_schema_rejects_a_bad_status():
 
 
 def test_text_layout_sections_marks_and_verbose():
+    # issue 13 changed the default view: one line per section, then only failures and warnings
     r = sample_report()
     plain = render(r, "text")
     lines = plain.splitlines()
-    # sections in the fixed order, each with the worst mark of its findings
-    heads = [ln for ln in lines if ln.startswith("[")]
+    # sections in the fixed order, each with the worst mark of its judged findings
+    heads = [ln.split("  ")[0] for ln in lines if ln.startswith("[")]
     assert heads == ["[✓] System", "[!] CANN", "[?] Driver & devices", "[✗] Environment"]
+    assert "[✓] System  EC001 title" in lines  # an all-ok section is one line
     assert "    ✗ EC201 title  (EC201 some-thing)" in lines
-    assert "    ✓ EC001 title  (EC001)" in lines  # slugs name failures: not shown on ok lines
+    assert not any("(EC001)" in ln for ln in lines)  # ok findings only under -v
     # fix is shown for failures even without -v; detail and evidence only with -v
     assert "fix: source /usr/local/Ascend/ascend-toolkit/set_env.sh" in plain
     assert "ASCEND_HOME_PATH is unset" not in plain
     verbose = render(r, "text", verbose=True)
+    assert "    ✓ EC001 title  (EC001)" in verbose.splitlines()  # slugs name failures: not on ok lines
     assert "ASCEND_HOME_PATH is unset" in verbose
     assert "· env:ASCEND_HOME_PATH: <unset>" in verbose
     assert "\x1b[" not in plain

@@ -100,7 +100,8 @@ def test_full_adds_parity_mindspore_and_a_two_rank_collective():
                      "EC410", "EC411", "EC412", "EC413"]
     by = {f.code: f for f in found}
     assert by["EC403"].status is Status.OK and len(by["EC403"].data["outcomes"]) == 16
-    assert by["EC407"].status is Status.OK and len(by["EC407"].data["cpu_losses"]) == 20
+    # issue 13: on the CPU the parity run compares the CPU with itself: a skip, not a green tick (its curves kept)
+    assert by["EC407"].status is Status.SKIP and len(by["EC407"].data["cpu_losses"]) == 20
     assert by["EC408"].status is Status.SKIP and "MindSpore is not installed" in by["EC408"].title
     assert by["EC410"].status is Status.OK and by["EC410"].title.startswith("2 ranks initialised gloo")
     assert by["EC413"].status is Status.OK and len(by["EC413"].data["rows"]) == 8
