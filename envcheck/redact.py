@@ -83,6 +83,9 @@ def _random_token(tok: str) -> bool:
     (frequent class changes), unlike identifiers such as aclnnFlashAttentionScoreGradV2."""
     if len(tok) < 26:
         return False
+    parts = [x for x in re.split(r"[-_=+]", tok) if x]
+    if len(parts) >= 3 and max(len(x) for x in parts) <= 12:
+        return False  # words joined by separators: a file or package name (Atlas-A3-hdk-npu-driver_25...)
     kinds, changes = _classes(tok)
     return kinds == 3 and changes >= 0.45 * (len(tok) - 1)
 
