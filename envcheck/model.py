@@ -1,9 +1,15 @@
 """The report model: Status, Evidence, Finding, Facts and Report (plain, JSON-friendly data)."""
 from __future__ import annotations
 
+import copy
+
 import enum
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Iterable, Mapping
+
+from envcheck.facts import SECTIONS as FACT_SECTIONS
+from envcheck.facts import (CannFacts, ContainerFacts, DriverFacts, HostFacts, NetdevFacts, NpuFacts, PythonFacts,
+                            RankTableFacts, SystemFacts)
 
 SCHEMA_VERSION = 1
 
@@ -130,7 +136,9 @@ SECTIONS = (
 
 @dataclass
 class Facts:
-    """Everything the probe read. Sections are plain dicts so a snapshot round-trips via JSON.
+    """Everything the probe read: one typed, frozen section per area (envcheck/facts.py) plus the
+    relevant environment. A section given as a dict (a JSON snapshot, a test) is read into its type on
+    assignment; `to_dict()` gives the JSON back exactly.
 
     ``None`` for a value means "not installed / absent"; "could not tell" goes into
     ``probe_errors`` (key = what was being read, value = why it failed).
@@ -138,85 +146,84 @@ class Facts:
     The accessors below are the contract the checks rely on; the probe fills the sections.
     """
 
-    system: dict[str, Any] = field(default_factory=dict)
+    system: SystemFacts = field(default_factory=SystemFacts)
     """os, kernel, arch, glibc, hostname, cpu_count, shm_bytes, interfaces {name: [addr,...]}"""
-    python: dict[str, Any] = field(default_factory=dict)
+    python: PythonFacts = field(default_factory=PythonFacts)
     """target interpreter: executable, version, implementation, packages {dist: version|None},
     package_files {dist: where the metadata was read}, torch_npu_requires (torch pin)"""
-    cann: dict[str, Any] = field(default_factory=dict)
+    cann: CannFacts = field(default_factory=CannFacts)
     """installs: [{home, realpath, version, source, components {name: {version, source}},
-    kernels [...], nnal [...], latest: bool}], active: index into installs or None"""
-    driver: dict[str, Any] = field(default_factory=dict)
+    kernels [...], nnal [...], latest: bool}], active: index into installs or None, environment"""
+    driver: DriverFacts = field(default_factory=DriverFacts)
     """install_path, version, version_source, firmware_version, firmware_source"""
-    npu: dict[str, Any] = field(default_factory=dict)
+    npu: NpuFacts = field(default_factory=NpuFacts)
     """npu-smi: available, version, chip, count, devices [{id, name, health, memory_used_mb,
     memory_total_mb, hbm_used_mb, hbm_total_mb, bus_id}], processes [{device, pid, name, memory_mb}]"""
     env: dict[str, str] = field(default_factory=dict)
     """relevant environment variables, secrets already redacted"""
-    ranktable: dict[str, Any] = field(default_factory=dict)
+    ranktable: RankTableFacts = field(default_factory=RankTableFacts)
     """the table RANK_TABLE_FILE names: {path, doc (the parsed JSON object)} or {path, error}"""
-    netdev: dict[str, Any] = field(default_factory=dict)
-    """hccn_tool: available, tool, reason (why not read), hccn_conf {KEY: VALUE} | None, devices [{id, link,
-    ip, netmask, ip_missing, net_health, tls_switch, tls_preconfigured, optical_present, stat_time,
-    link_up_count, link_changes [{time, state}], raw {gateway, optical}, errors {query: why}}]"""
-    host: dict[str, Any] = field(default_factory=dict)
+    netdev: NetdevFacts = field(default_factory=NetdevFacts)
+    """hccn_tool: available, tool, reason (why not read), hccn_conf, devices [...] (envcheck/facts.py)"""
+    host: HostFacts = field(default_factory=HostFacts)
     """cpu_governors {governor: cpus}, thp, swap_total_bytes, kernel, npu_numa {"npu <id>": node}"""
-    container: dict[str, Any] = field(default_factory=dict)
-    """in_container, signals [...], engine, davinci [N], mgmt_devices {name: present}, driver_dir {part: present} |
-    None, ascend_visible_devices, ascend_rt_visible_devices, ascend_runtime_options"""
+    container: ContainerFacts = field(default_factory=ContainerFacts)
+    """in_container, signals, engine, davinci, mgmt_devices, driver_dir, the ASCEND_* visibility variables"""
     probe_errors: dict[str, str] = field(default_factory=dict)
     root: str = "/"
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        kind = FACT_SECTIONS.get(name)
+        if kind is not None and not isinstance(value, kind):
+            value = kind.from_dict(value)
+        object.__setattr__(self, name, value)
+
     # ---- accessors used by checks -------------------------------------------------
     def active_cann(self) -> dict[str, Any] | None:
-        idx = self.cann.get("active")
-        installs = self.cann.get("installs") or []
-        if idx is None or not (0 <= idx < len(installs)):
-            return None
-        return installs[idx]
+        inst = self.cann.active_install()
+        return inst.to_dict() if inst is not None else None
 
     @property
     def cann_version(self) -> str | None:
-        inst = self.active_cann()
-        return inst.get("version") if inst else None
+        inst = self.cann.active_install()
+        return inst.version if inst is not None else None
 
     @property
     def driver_version(self) -> str | None:
-        return self.driver.get("version")
+        return self.driver.version
 
     @property
     def firmware_version(self) -> str | None:
-        return self.driver.get("firmware_version")
+        return self.driver.firmware_version
 
     @property
     def chip(self) -> str | None:
         """Chip name as npu-smi prints it (e.g. ``910B4``, ``310P3``, ``Ascend910``)."""
-        return self.npu.get("chip")
+        return self.npu.chip
 
     @property
     def python_version(self) -> str | None:
-        return self.python.get("version")
+        return self.python.version
 
     def package(self, name: str) -> str | None:
         """Installed version of a distribution in the target interpreter (None = absent)."""
-        pkgs = self.python.get("packages") or {}
-        key = _norm(name)
-        for k, v in pkgs.items():
-            if _norm(k) == key:
-                return v
-        return None
+        return self.python.package(name)
+
+    def problems(self) -> list[str]:
+        """What the typed sections could not read (wrong-typed values in a snapshot)."""
+        return [p for name in FACT_SECTIONS for p in getattr(self, name).problems]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = value.to_dict() if f.name in FACT_SECTIONS else copy.deepcopy(value)
+        return out
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Facts":
+    def from_dict(cls, d: Mapping[str, Any]) -> Facts:
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in d.items() if k in known})
-
-
-def _norm(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
 
 
 @dataclass

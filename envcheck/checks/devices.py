@@ -38,8 +38,10 @@ def cann_found(chk: Check, ctx: Context) -> Iterable[Finding]:
                        fix="install the CANN toolkit (Ascend-cann-toolkit_<ver>_linux-<arch>.run --install) and the "
                            "kernels/ops package for your chip, then source its set_env.sh; see " + INSTALL_DOC)
         return
-    inst = f.active_cann() or installs[0]
-    others = [i for i in installs if i is not inst]
+    active = f.cann.active
+    at = active if isinstance(active, int) and 0 <= active < len(installs) else 0
+    inst = installs[at]
+    others = [i for n, i in enumerate(installs) if n != at]
     title = f"CANN {inst.get('version') or '(version unreadable)'} at {inst.get('home')}"
     tags = [inst.get("layout") or "?"] + (["latest"] if inst.get("latest") else [])
     title += f" ({', '.join(tags)})"

@@ -31,13 +31,12 @@ def hypothetical_facts(*, cann: str | None = None, driver: str | None = None, fi
                       "active": 0}
     else:
         facts.cann = {"installs": [], "active": None}
-    facts.driver = {k: v for k, v in (("version", driver), ("version_source", f"--driver ({source})"),
-                                      ("firmware_version", firmware),
-                                      ("firmware_source", f"--firmware ({source})")) if v and (driver or firmware)}
-    if not driver:
-        facts.driver.pop("version_source", None)
-    if not firmware:
-        facts.driver.pop("firmware_source", None)
+    drv: dict[str, str] = {}
+    if driver:
+        drv.update(version=driver, version_source=f"--driver ({source})")
+    if firmware:
+        drv.update(firmware_version=firmware, firmware_source=f"--firmware ({source})")
+    facts.driver = drv
     facts.npu = {"chip": chip, "source": f"--chip ({source})"} if chip else {}
     facts.system = {"arch": arch} if arch else {}
     return facts

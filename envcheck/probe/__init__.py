@@ -26,8 +26,9 @@ def collect(root: str = "/", python: str | None = None, timeout: float = 10.0,
     facts = Facts(root=fs.root)
     facts.python = pyenv.probe(python, environ, timeout)
     facts.system = _guard(fs, "system", lambda: system.probe(fs), {})
-    facts.cann = _guard(fs, "cann", lambda: cann.probe(fs, environ), {"installs": [], "active": None})
-    facts.cann["environment"] = _guard(fs, "cann", lambda: cann.env_paths(fs, environ), {})
+    cann_section = _guard(fs, "cann", lambda: cann.probe(fs, environ), {"installs": [], "active": None})
+    cann_section["environment"] = _guard(fs, "cann", lambda: cann.env_paths(fs, environ), {})
+    facts.cann = cann_section
     facts.driver = _guard(fs, "driver", lambda: driver.probe(fs), {})
     facts.npu = _guard(fs, "npu", lambda: npu.probe(fs, environ, timeout), {"available": False, "devices": []})
     facts.env = env.probe(environ)

@@ -25,12 +25,14 @@ BASE = _base()
 
 def changed(packages=None, py=None, cann=None, env=None) -> Facts:
     f = copy.deepcopy(BASE)
+    python, cann_section = f.python.to_dict(), f.cann.to_dict()  # sections are frozen: edit copies
     if packages:
-        f.python["packages"].update(packages)
+        python["packages"].update(packages)
     if py:
-        f.python["version"] = py
+        python["version"] = py
     if cann:
-        f.cann["installs"][f.cann["active"]]["version"] = cann
+        cann_section["installs"][cann_section["active"]]["version"] = cann
+    f.python, f.cann = python, cann_section
     if env:
         f.env.update(env)
     return f
