@@ -89,9 +89,9 @@ _LEVEL = re.compile(
     r"\[([EWF]) ")
 _ERROR_WORDS = re.compile(ERROR_WORDS_REGEX)
 _TRACEBACK_HEAD = re.compile(r"^\W{0,8}Traceback \(most recent call last\)|^\W*During handling of the above")
-_TIMEOUT = re.compile(
-    r"[Tt]ime[d ]?[Oo]ut|TIMEOUT|\bEI0002\b|\bEI0006\b|\bERR02011\b|[Ww]atchdog|HCCL_E_TIMEOUT|"
-    r"[Cc]onnection (reset|refused|closed)|[Bb]roken pipe|notify wait|heartbeat|超时")
+_TIMEOUT = re.compile(  # waiting for a peer that is gone (HCCL / torch / gloo wording; EI0002, EI0006, ERR02011)
+    r"[Tt]ime[ds]?[ _-]?[Oo]ut|TIMEOUT|\bEI0002\b|\bEI0006\b|\bERR02011\b|[Ww]atchdog|HCCL_E_TIMEOUT|"
+    r"[Cc]onnection (reset|refused|closed)|[Bb]roken pipe|[Nn]otify wait|[Hh]eartbeat|超时")
 _TS = re.compile(
     r"(?<![0-9])(20[0-9]{2})-([01][0-9])-([0-3][0-9])[-T ]([0-2][0-9]):([0-5][0-9]):([0-6][0-9])"
     r"(?:[.,]([0-9]{1,6}))?(?:\.([0-9]{1,3}))?|"
@@ -128,6 +128,12 @@ class Rule:
     regex: str
     specificity: int
     kind: str = "pattern"
+    core: int = -1
+    """literal characters beyond the error codes the pattern spells out (-1: same as specificity)"""
+
+    @property
+    def beyond_codes(self) -> int:
+        return self.specificity if self.core < 0 else self.core
 
 
 @dataclass(frozen=True)
@@ -330,6 +336,9 @@ class _Spec:
         return 0 if c in ".^$" else 1
 
 
+_CODE_LITERAL = re.compile(r"\bE[0-9A-Z][0-9]{4}\b|\bERR[0-9]{5}\b|\b[1-5][0-9]{5}\b")
+
+
 def rules_from_entries(entries: Iterable) -> list[Rule]:
     """One Rule per pattern of every kb entry, plus one per CANN / torch_npu code in `error_codes`.
 
@@ -340,7 +349,8 @@ def rules_from_entries(entries: Iterable) -> list[Rule]:
     for e in entries:
         for p in e.patterns:
             if p.regex:
-                out.append(Rule(e.id, p.regex, specificity(p.regex)))
+                core = specificity(_CODE_LITERAL.sub("", p.regex))
+                out.append(Rule(e.id, p.regex, specificity(p.regex), core=core))
         for code in e.error_codes:
             if _CODE_RE.fullmatch(code.encode()):
                 out.append(Rule(e.id, rf"\b{code}\b", len(code), "code"))
@@ -395,18 +405,21 @@ def line_rank(text: str) -> int | None:
 def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
     """Join hard-wrapped lines; returns (logical lines, index of the physical line each starts at).
 
-    Two kinds of wrap are recognised: a fixed-width wrap (an 80/100/120-column terminal or tracker,
-    or any width at least two lines share exactly while none is longer) whose next line goes on in
-    lower case or punctuation, joined as is because the break falls anywhere, even mid-word; and a
-    sentence broken at a space (a line of 40+ characters ending in a letter, the next starting with a
-    lower-case word and no indentation), joined with a space.
+    A line is a wrap candidate when the next line goes on in lower case or punctuation (a new log
+    record starts upper-case, with `[` or a digit). Two kinds of wrap are recognised: a fixed-width
+    wrap (an 80/100/120-column terminal, or a width at least two candidates share exactly), joined as
+    is because the break falls anywhere, even mid-word; and a sentence broken at a space (a candidate
+    of 40+ characters ending in a letter, the next line starting with a lower-case word and no
+    indentation), joined with a space.
     """
     texts = [ln.rstrip(b"\r") for ln in lines]
     lengths = [len(t.decode("utf-8", "replace")) for t in texts]
-    longest = max(lengths, default=0)
-    widths = {80, 100, 120}
-    if 60 <= longest <= 240 and lengths.count(longest) >= 2:
-        widths.add(longest)
+    cand = [60 <= lengths[i] <= 240 and bool(_WRAPPED_ON.match(texts[i + 1])) for i in range(len(texts) - 1)]
+    counts: dict[int, int] = {}
+    for i, c in enumerate(cand):
+        if c:
+            counts[lengths[i]] = counts.get(lengths[i], 0) + 1
+    widths = {80, 100, 120} | {w for w, n in counts.items() if n >= 2}
     out: list[bytes] = []
     starts: list[int] = []
     i = 0
@@ -414,7 +427,7 @@ def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
         cur, start = texts[i], i
         while i + 1 < len(texts) and texts[i + 1].strip():
             nxt = texts[i + 1]
-            if lengths[i] == longest and longest in widths and _WRAPPED_ON.match(nxt):
+            if cand[i] and lengths[i] in widths:
                 cur += nxt
             elif 40 <= lengths[i] <= 240 and _ENDS_MID.search(texts[i]) and _CONTINUES.match(nxt):
                 cur += b" " + nxt
@@ -726,13 +739,17 @@ class Matcher:
             rule = self.rules[i]
             if rule.kind == "pattern":
                 any_pattern = True
-                specific = int(rule.specificity >= GENERIC_SPEC and not wrapper)
+                # on a wrapper line (all its codes generic) only a pattern that says much more than
+                # the codes it spells out is specific: `AclSetCompileopt(...PRECISION_MODE...) 500001`
+                # is, `ERR00100 PTA call acl api failed` is not
+                strong = not wrapper or rule.beyond_codes > SPECIFIC_ENOUGH
+                specific = int(rule.specificity >= GENERIC_SPEC and strong)
                 found.append((rule.entry_id, (sev, specific, 1), rule.specificity, rule.regex, None))
             else:
                 code = rule.regex[2:-2]
                 info = self.book.get(code)
                 found.append((rule.entry_id, (sev, int(not (info and info.generic)), 0), rule.specificity,
-                              rule.regex, code))
+                              None, code))
         for h in hits:  # the dictionary links codes to the entries that treat them
             if h.info is not None:
                 for eid in h.info.entries:
@@ -755,10 +772,13 @@ class Matcher:
             eh[0] += 1
             if len(eh[3]) < self.max_hits:
                 eh[3].append((rel, text))
-        if sev == SEV_ERROR or (matched and _TIMEOUT.search(text)):
+        waiting = bool(_TIMEOUT.search(text)) or any(
+            h.info is not None and (h.info.category == "hccl-timeout" or "TIMEOUT" in h.info.name.upper())
+            for h in hits)
+        if sev == SEV_ERROR or (found and waiting):
             if sev == SEV_ERROR:
                 out.error_lines += 1
-            out.events.append(LineEvent("", rel, text, sev, (0, rel), timeout=bool(_TIMEOUT.search(text)),
+            out.events.append(LineEvent("", rel, text, sev, (0, rel), timeout=waiting,
                                         ts=timestamp(text), rank=line_rank(text), matched=any_pattern))
 
     def _merge(self, blk: _Block, source: str, state: dict, result: ScanResult) -> None:
