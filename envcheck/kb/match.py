@@ -67,7 +67,7 @@ ERROR_WORDS_REGEX = (r"[Ee][Rr][Rr][Oo][Rr]|[Ee]xception|EXCEPTION|[Ff]ail|FAIL|
                      r"[Cc]annot |[Cc]an't |[Cc]ould not |[Uu]nable to |[Nn]ot supported|[Uu]nsupported|"
                      r"[Nn]ot found|[Nn]ot installed|[Nn]ot available|[Nn]ot compiled|undefined symbol|"
                      r"No module named|[Tt]ime[d ]?out|TIMEOUT|Killed|[Ss]egmentation fault|core dumped|"
-                     r"[Ii]nvalid|[Dd]enied|[Rr]efused|错误|失败|报错|异常|不支持|超时|找不到")
+                     r"[Ii]nvalid|[Dd]enied|[Rr]efused|错误|失败|报错|异常|不支持|超时|找不到|无法|冲突")
 
 SEV_BENIGN, SEV_WARNING, SEV_PLAIN, SEV_ERROR = 0, 1, 2, 3
 SEVERITY_NAMES = {SEV_BENIGN: "benign", SEV_WARNING: "warning", SEV_PLAIN: "plain", SEV_ERROR: "error"}
