@@ -53,6 +53,8 @@ HOWTO_CATEGORIES = frozenset({"migration"})
 HOWTO_TAGS = frozenset({"checklist", "preflight"})  # bringup-checklist, preflight-allreduce-selfcheck
 LIKELY_LIMIT = 3  # entries the fallback proposes
 LIKELY_LINES = 12  # error lines the fallback reads (the first ones: the cascade comes later)
+LENGTH_NORM = 0.5
+CODE_HINT = 0.5  # weight of a category the input's specific error codes point to
 _READ_PIECE = 1 << 16  # bytes per read from a file or a gzip stream (a failing read loses at most this)
 
 
@@ -319,12 +321,15 @@ def is_howto(entry: Any) -> bool:
 
 
 def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set[str],
-                   limit: int = LIKELY_LIMIT) -> list[tuple[str, float, LineEvent]]:
+                   limit: int = LIKELY_LIMIT, hint_categories: dict[str, float] | None = None,
+                   ) -> list[tuple[str, float, LineEvent]]:
     """The kb entries closest to the first error lines: (entry id, score, the line that weighed most).
 
     Each line is a query over the kb search index (exact tokens, idf-weighted); a line's scores are
     normalised by its best entry, and earlier lines weigh more (the first error in time is the
     cause, the rest its cascade). An entry needs two distinct informative words from the lines.
+    Categories the input's specific (not generic) known error codes belong to (`hint_categories`:
+    category -> weight up to 1) raise the score of their entries.
     """
     from envcheck.kb.search import load_index, tokens
 
@@ -336,6 +341,7 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
         return []
     entries, postings = idx["entries"], idx["postings"]
     n = max(len(entries), 1)
+    norms = _entry_norms(idx)
     total: dict[int, float] = {}
     words: dict[int, set[str]] = {}
     best_line: dict[int, tuple[float, LineEvent]] = {}
@@ -361,7 +367,7 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
             if idf < 1.0:  # in most entries: says nothing
                 continue
             for i, w in plist:
-                line_scores[i] = line_scores.get(i, 0.0) + idf * w
+                line_scores[i] = line_scores.get(i, 0.0) + idf * w / norms[i]
                 words.setdefault(i, set()).add(tok)
         if not line_scores:
             if k >= LIKELY_LINES:
@@ -375,16 +381,34 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
                 best_line[i] = (contrib, ev)
         if k >= LIKELY_LINES:
             break
-    ranked = sorted(total.items(), key=lambda kv: (-kv[1], entries[kv[0]]["id"]))
+    cands = {i: sc for i, sc in total.items()
+             if entries[i]["id"] not in exclude and len(words.get(i, ())) >= 2
+             and kb.get(entries[i]["id"]) is not None}
+    if not cands:
+        return []
+    top = max(cands.values())
+    hints = hint_categories or {}
+    for i in cands:
+        cands[i] += CODE_HINT * hints.get(entries[i]["category"], 0.0) * top
+    ranked = sorted(cands.items(), key=lambda kv: (-kv[1], entries[kv[0]]["id"]))
     out = []
     for i, score in ranked:
         eid = entries[i]["id"]
-        if eid in exclude or kb.get(eid) is None or len(words.get(i, ())) < 2:
-            continue
         out.append((eid, score, best_line[i][1]))
         if len(out) >= limit:
             break
     return out
+
+
+def _entry_norms(idx: dict[str, Any]) -> list[float]:
+    """Per entry: (total index weight) ** LENGTH_NORM, so a long entry that mentions everything
+    does not win every query (as BM25 normalises by document length)."""
+    sums = [0.0] * len(idx["entries"])
+    for plist in idx["postings"].values():
+        for i, w in plist:
+            sums[i] += w
+    avg = sum(sums) / max(len(sums), 1) or 1.0
+    return [max(x / avg, 1e-6) ** LENGTH_NORM for x in sums]
 
 
 _SOURCE_LINE = re.compile(r"^\W*(raise |File \"|\^+$|~+$|at [\w.$]+\()|^\(\w+ pid=\d+\)\s+(raise |File \")")
@@ -515,7 +539,13 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
     if not specific_seen and result.errors:
         root = kb_root or resources.kb_dir()
         matched_ids = {eh.entry_id for eh, _ in hits}
-        for eid, _score, ev in likely_entries(result.errors, Path(root), kb, matched_ids):
+        hints: dict[str, float] = {}
+        for c in result.codes.values():
+            info = book.get(c.code)
+            if info is not None and not info.generic:
+                hints[info.category] = hints.get(info.category, 0.0) + 1.0
+        hints = {cat: n / max(hints.values()) for cat, n in hints.items()}
+        for eid, _score, ev in likely_entries(result.errors, Path(root), kb, matched_ids, hint_categories=hints):
             eh = EntryHits(eid, count=1, quality=(ev.severity, 0, -1), pos=ev.pos)
             eh.first.append(_hit(ev))
             hits.append((eh, "likely"))
