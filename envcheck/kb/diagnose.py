@@ -247,9 +247,12 @@ class _Reader:
         parts: list[bytes] = []
         want = n if n is not None and n >= 0 else 1 << 62
         got = 0
+        # read1: one underlying read at a time, so an error after some data does not discard it
+        # (BufferedReader.read(n) loses what it gathered when a later raw read raises)
+        read = getattr(self.stream, "read1", self.stream.read)
         try:
             while got < want:
-                piece = self.stream.read(min(_READ_PIECE, want - got))
+                piece = read(min(_READ_PIECE, want - got))
                 if not piece:
                     break
                 parts.append(piece)
