@@ -128,12 +128,6 @@ class Rule:
     regex: str
     specificity: int
     kind: str = "pattern"
-    core: int = -1
-    """literal characters beyond the error codes the pattern spells out (-1: same as specificity)"""
-
-    @property
-    def beyond_codes(self) -> int:
-        return self.specificity if self.core < 0 else self.core
 
 
 @dataclass(frozen=True)
@@ -336,9 +330,6 @@ class _Spec:
         return 0 if c in ".^$" else 1
 
 
-_CODE_LITERAL = re.compile(r"\bE[0-9A-Z][0-9]{4}\b|\bERR[0-9]{5}\b|\b[1-5][0-9]{5}\b")
-
-
 def rules_from_entries(entries: Iterable) -> list[Rule]:
     """One Rule per pattern of every kb entry, plus one per CANN / torch_npu code in `error_codes`.
 
@@ -349,8 +340,7 @@ def rules_from_entries(entries: Iterable) -> list[Rule]:
     for e in entries:
         for p in e.patterns:
             if p.regex:
-                core = specificity(_CODE_LITERAL.sub("", p.regex))
-                out.append(Rule(e.id, p.regex, specificity(p.regex), core=core))
+                out.append(Rule(e.id, p.regex, specificity(p.regex)))
         for code in e.error_codes:
             if _CODE_RE.fullmatch(code.encode()):
                 out.append(Rule(e.id, rf"\b{code}\b", len(code), "code"))
@@ -739,11 +729,9 @@ class Matcher:
             rule = self.rules[i]
             if rule.kind == "pattern":
                 any_pattern = True
-                # on a wrapper line (all its codes generic) only a pattern that says much more than
-                # the codes it spells out is specific: `AclSetCompileopt(...PRECISION_MODE...) 500001`
-                # is, `ERR00100 PTA call acl api failed` is not
-                strong = not wrapper or rule.beyond_codes > SPECIFIC_ENOUGH
-                specific = int(rule.specificity >= GENERIC_SPEC and strong)
+                # a pattern on a wrapper line (all its codes generic: `... error code is 500001`,
+                # `ERR00100 PTA call acl api failed`) describes the wrapper, not the cause
+                specific = int(rule.specificity >= GENERIC_SPEC and not wrapper)
                 found.append((rule.entry_id, (sev, specific, 1), rule.specificity, rule.regex, None))
             else:
                 code = rule.regex[2:-2]
