@@ -427,16 +427,16 @@ def _query_text(text: str) -> str:
 def first_failure(result: ScanResult, roots: list[str]) -> dict[str, Any] | None:
     """The rank (or input) that failed first and those that only timed out waiting for it.
 
-    Participants are ranks where lines or paths name them (`[rank3]:`, `RankID:3`, `.../rank_3/...`),
-    else inputs. One failed first when its first non-timeout error comes before its first timeout;
+    Participants are ranks where lines or paths name them (`[rank3]:`, `RankID:3`, `.../rank_3.log`),
+    else inputs (a plog file each). One failed first when its first non-timeout error comes before its first timeout;
     among several, the earliest by timestamp. Needs two participants or more.
     """
     parts: dict[tuple, RankEvents] = {}
     ranked_sources = {src for (src, rank) in result.ranks if rank is not None}
     for (src, rank), ev in result.ranks.items():
-        if rank is None and src in ranked_sources:
-            continue  # a launcher line in a log whose other lines name their rank
         r = rank if rank is not None else _path_rank(src)
+        if r is None and src in ranked_sources:
+            continue  # a launcher line in one log whose other lines name their rank
         host = ev.host or _path_host(src, roots)
         key = (host, r) if r is not None else (host, src)
         cur = parts.get(key)
@@ -526,8 +526,11 @@ def _path_host(src: str, roots: list[str]) -> str | None:
 # ---------------------------------------------------------------------------------------------- result
 
 def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: Path | None = None,
-          roots: list[str] | None = None) -> DiagnoseResult:
-    """The diagnosis; `inputs` are the PATH arguments as given (a directory is one)."""
+          roots: list[str] | None = None, matcher: Matcher | None = None) -> DiagnoseResult:
+    """The diagnosis; `inputs` are the PATH arguments as given (a directory is one).
+
+    With several ranks, the entries the first failing rank's first error matches lead: the other
+    ranks' timeouts are its cascade, whatever order the files were read in."""
     from envcheck import resources
     from envcheck.kb.codes import load_codes
     from envcheck.kb.link import fix_summary, page_url
@@ -539,6 +542,8 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
 
     hits: list[tuple[EntryHits, str]] = [(eh, "matched" if eh.patterns else "code") for eh in result.ranked()]
     specific_seen = any(eh.specific and eh.severity > SEV_BENIGN for eh, _ in hits)
+    if specific_seen:  # an entry only a generic (wrapper) code links to says nothing next to a specific one
+        hits = [(eh, conf) for eh, conf in hits if conf != "code" or eh.specific]
     if not specific_seen and result.errors:
         root = kb_root or resources.kb_dir()
         matched_ids = {eh.entry_id for eh, _ in hits}
@@ -552,6 +557,10 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
             eh = EntryHits(eid, count=1, quality=(ev.severity, 0, -1), pos=ev.pos)
             eh.first.append(_hit(ev))
             hits.append((eh, "likely"))
+    ff = first_failure(result, roots or [])
+    cause: set[str] = set()
+    if ff and matcher is not None:
+        cause = {r.entry_id for r in matcher.match_line(str(ff.get("text", "")))}
     # how-to entries after every diagnosis, benign last; otherwise the matcher's order, and the
     # fallback's entries (pattern flag -1) among themselves in the order of their scores
     order = {id(eh): i for i, (eh, _) in enumerate(hits)}
@@ -561,7 +570,7 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
         k = eh.sort_key()
         if conf == "likely":
             k = k[:4] + (True, order[id(eh)])
-        return (eh.severity == SEV_BENIGN, is_howto(kb.get(eh.entry_id))) + k
+        return (eh.severity == SEV_BENIGN, is_howto(kb.get(eh.entry_id)), eh.entry_id not in cause) + k
 
     hits.sort(key=key)
 
@@ -595,7 +604,7 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
              "budget_exceeded": result.budget_exceeded, "incomplete_inputs": bool(result.partial)}
     return DiagnoseResult(inputs=tuple(_label(p) for p in inputs), engine=engine, matches=tuple(matches),
                           unknown_codes=tuple(unknown), notes=tuple(notes), stats=stats, codes=tuple(known),
-                          first_failure=first_failure(result, roots or []), benign=benign)
+                          first_failure=ff, benign=benign)
 
 
 def _hit(ev: LineEvent) -> Any:
@@ -634,4 +643,5 @@ def diagnose(paths: list[str], *, kb_dir: str | None = None, engine: str = "auto
         result.notes.insert(0, "google-re2 is not installed: scanned with Python re, which is much slower on "
                                "big logs (pip install google-re2)")
     dirs = [p for p in (paths or shown) if p != "-" and os.path.isdir(p)]
-    return build(result, load_kb(root), matcher.engine, shown, kb_root=Path(root) if root else None, roots=dirs)
+    return build(result, load_kb(root), matcher.engine, shown, kb_root=Path(root) if root else None, roots=dirs,
+                 matcher=matcher)
