@@ -330,7 +330,8 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
 
     Each line is a query over the kb search index (exact tokens, idf-weighted); a line's scores are
     normalised by its best entry, and earlier lines weigh more (the first error in time is the
-    cause, the rest its cascade). An entry needs two distinct informative words from the lines.
+    cause, the rest its cascade). An entry needs two distinct informative words from the lines
+    (one when no entry has two).
     Categories the input's specific (not generic) known error codes belong to (`hint_categories`:
     category -> weight up to 1) raise the score of their entries.
     """
@@ -364,7 +365,7 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
         line_scores: dict[int, float] = {}
         for tok in set(tokens(key)):
             plist = postings.get(tok)
-            if not plist or len(tok) < 3 or tok.isdigit():
+            if not plist or (len(tok) < 3 and tok.isascii()) or tok.isdigit():  # CJK bigrams are 2 long
                 continue
             idf = math.log(1.0 + n / len(plist))
             if idf < 1.0:  # in most entries: says nothing
@@ -384,9 +385,10 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
                 best_line[i] = (contrib, ev)
         if k >= LIKELY_LINES:
             break
-    cands = {i: sc for i, sc in total.items()
-             if entries[i]["id"] not in exclude and len(words.get(i, ())) >= 2
-             and kb.get(entries[i]["id"]) is not None}
+    usable = {i: sc for i, sc in total.items() if entries[i]["id"] not in exclude and kb.get(entries[i]["id"])}
+    # two distinct words in common, unless no entry has two (then one, rather than nothing)
+    need = 2 if any(len(words.get(i, ())) >= 2 for i in usable) else 1
+    cands = {i: sc for i, sc in usable.items() if len(words.get(i, ())) >= need}
     if not cands:
         return []
     top = max(cands.values())
