@@ -238,8 +238,9 @@ class _Reader:
     """A stream read in small pieces; a read error (truncated .gz, I/O error) ends it and is kept in
     `error`, so everything before it is still scanned."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    def __init__(self, stream: IO[bytes], piece: int = 0) -> None:
         self.stream, self.error, self.truncated = stream, "", False
+        self.piece = piece  # 0: read what is asked in one call (plain files); else at most this per call
 
     def read(self, n: int = -1) -> bytes:
         if self.error:
@@ -252,7 +253,7 @@ class _Reader:
         read = getattr(self.stream, "read1", self.stream.read)
         try:
             while got < want:
-                piece = read(min(_READ_PIECE, want - got))
+                piece = read(min(self.piece or want, want - got))
                 if not piece:
                     break
                 parts.append(piece)
@@ -295,7 +296,7 @@ def scan(inputs: list[str], matcher: Matcher, budget: float) -> ScanResult:
             result.notes.append(f"{path}: cannot read ({exc.strerror or exc})")
             result.partial = True
             continue
-        reader = _Reader(streams[-1])
+        reader = _Reader(streams[-1], _READ_PIECE if len(streams) > 1 else 0)
         before = result.lines
         try:
             matcher.scan_stream(reader, label, result, budget=shared,  # type: ignore[arg-type]

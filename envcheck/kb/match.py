@@ -363,7 +363,7 @@ def line_severity(text: str) -> int:
         if up in ("WARNING", "WARN", "W") or up.endswith("WARNING"):
             return SEV_WARNING
         if up in ("INFO", "DEBUG", "EVENT", "TRACE"):
-            break  # an INFO line with the word "failed" in it is still not an error line
+            return SEV_PLAIN  # an INFO line with the word "failed" in it is still not an error line
     return SEV_ERROR if _ERROR_WORDS.search(text) and not _TRACEBACK_HEAD.search(text) else SEV_PLAIN
 
 
@@ -400,7 +400,7 @@ def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
     wrap (an 80/100/120-column terminal, or a width at least two candidates share exactly), joined as
     is because the break falls anywhere, even mid-word; and a sentence broken at a space (a candidate
     of 40+ characters ending in a letter, the next line starting with a lower-case word and no
-    indentation), joined with a space.
+    indentation, not a log record with a level or timestamp), joined with a space.
     """
     texts = [ln.rstrip(b"\r") for ln in lines]
     lengths = [len(t.decode("utf-8", "replace")) for t in texts]
@@ -419,7 +419,8 @@ def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
             nxt = texts[i + 1]
             if cand[i] and lengths[i] in widths:
                 cur += nxt
-            elif 40 <= lengths[i] <= 240 and _ENDS_MID.search(texts[i]) and _CONTINUES.match(nxt):
+            elif (40 <= lengths[i] <= 240 and _ENDS_MID.search(texts[i]) and _CONTINUES.match(nxt)
+                  and not _RECORD.match(texts[start])):
                 cur += b" " + nxt
             else:
                 break
@@ -432,6 +433,9 @@ def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
 
 _WRAPPED_ON = re.compile(rb"[a-z.,;:)'\"]")  # a continuation, not a new record (those start upper-case, [ or digits)
 _ENDS_MID = re.compile(rb"[A-Za-z,]$")
+# a machine log record (level, timestamp, glog prefix): its lines are never prose broken at a space
+_RECORD = re.compile(rb"\W{0,3}(\[?(ERROR|WARNING|WARN|INFO|DEBUG|EVENT|TRACE)\b|(20[0-9]{2}|[01][0-9])-[0-9]{2}[- ]|"
+                     rb"[IWEF][0-9]{4} )")
 _CONTINUES = re.compile(rb"[a-z]+[,;]?( |$)")
 
 
@@ -587,18 +591,22 @@ class Matcher:
                         if interactive:
                             budget.deadline += time.monotonic() - waited
                         if nxt is None:  # the whole input is this one small block: unwrap it
+                            physical = block.count(b"\n", start, end)
+                            result.bytes += end - start
                             block, start, end, linemap = _unwrapped(block, start, end)
                         else:
                             ahead.append(nxt)
                 if time.monotonic() > budget.deadline:
                     raise BudgetExceeded
-                result.bytes += (end - start) if linemap is None else len(block[start:end])
+                if linemap is None:
+                    result.bytes += end - start
                 result.cut_lines += cut
                 lean = state["errors"] >= ERROR_CAP
-                if pool is None:
+                if pool is None or linemap is not None:  # an unwrapped input is one small block
                     with _alarm(budget.deadline if self.engine == "re" else None):
                         found = scan(block, start, end, budget.deadline, lean, state["errors"])
-                    found.linemap = linemap
+                    if linemap is not None:
+                        found.linemap, found.newlines = linemap, physical
                     self._merge(found, source, state, result)
                     continue
                 pending.append(pool.submit(scan, block, start, end, budget.deadline, lean, state["errors"]))
