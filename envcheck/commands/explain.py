@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from envcheck.errors import UsageError
 
@@ -73,7 +74,7 @@ def _explain_error_code(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown check or error code {args.code!r} (see `envcheck list`; error codes: "
                          "ACL/runtime 1xxxxx-5xxxxx, CANN E[A-Z]dddd, torch_npu ERRddddd, hccl:N, DCMI -80xx)")
     kb = load_kb()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for c in cands:
         ids = list(dict.fromkeys([e for e in c.entries if kb.get(e) is not None]
                                  + [e.id for e in kb.entries if c.code in {x.upper() for x in e.error_codes}]))

@@ -34,7 +34,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
@@ -96,7 +96,8 @@ _TS = re.compile(
     r"(?<![0-9])(20[0-9]{2})-([01][0-9])-([0-3][0-9])[-T ]([0-2][0-9]):([0-5][0-9]):([0-6][0-9])"
     r"(?:[.,]([0-9]{1,6}))?(?:\.([0-9]{1,3}))?|"
     r"(?<![0-9])([01][0-9])-([0-3][0-9]) ([0-2][0-9]):([0-5][0-9]):([0-6][0-9])(?:[.,]([0-9]{1,6}))?")
-_RANK = re.compile(r"\[[Rr]ank ?([0-9]{1,5})\]|\[default([0-9]{1,5})\]:|\b[Rr]ank[ _=:]?([0-9]{1,5})\b|\bRankID:([0-9]{1,5})\b|"
+_RANK = re.compile(r"\[[Rr]ank ?([0-9]{1,5})\]|\[default([0-9]{1,5})\]:|\b[Rr]ank[ _=:]?([0-9]{1,5})\b|"
+                   r"\bRankID:([0-9]{1,5})\b|"
                    r"\b[Rr]ank\[([0-9]{1,5})\]")
 _HOST = re.compile(r"\b(?:hostname|host)[=: ]\s?([A-Za-z0-9][A-Za-z0-9_.-]{0,62})")
 
@@ -742,24 +743,24 @@ class Matcher:
                 specific = int(rule.specificity >= GENERIC_SPEC and not wrapper)
                 found.append((rule.entry_id, (sev, specific, 1), rule.specificity, rule.regex, None))
             else:
-                code = rule.regex[2:-2]
-                info = self.book.get(code)
+                listed = rule.regex[2:-2]  # \bEI0006\b
+                info = self.book.get(listed)
                 found.append((rule.entry_id, (sev, int(not (info and info.generic)), 0), rule.specificity,
-                              None, code))
+                              None, listed))
         for h in hits:  # the dictionary links codes to the entries that treat them
             if h.info is not None:
-                for eid in h.info.entries:
-                    if eid in self.entry_ids:
-                        found.append((eid, (sev, int(not h.info.generic), 0), len(h.code), None, h.code))
-        for eid, q, spec, regex, code in found:
+                for linked in h.info.entries:
+                    if linked in self.entry_ids:
+                        found.append((linked, (sev, int(not h.info.generic), 0), len(h.code), None, h.code))
+        for eid, q, spec, regex, via in found:
             eh = out.entries.get(eid)
             if eh is None:
                 eh = out.entries[eid] = [0, 0, set(), [], -1, q, rel, set()]
             eh[1] = max(eh[1], spec)
             if regex is not None:
                 eh[2].add(regex)
-            if code is not None:
-                eh[7].add(code)
+            if via is not None:
+                eh[7].add(via)
             if q > eh[5]:
                 eh[5], eh[6] = q, rel
             if eh[4] == rel:  # more evidence for the same entry on the same line
@@ -859,7 +860,7 @@ def _unwrapped(block: bytes, start: int, end: int) -> tuple[bytes, int, int, lis
 
 
 
-def _blocks(stream: IO[bytes], chunk: int, max_line: int) -> Iterator[tuple[bytes, int, int, int]]:
+def _blocks(stream: IO[bytes], chunk: int, max_line: int) -> Generator[tuple[bytes, int, int, int], None, None]:
     """(buffer, start, end, lines cut): buffer[start:end] is whole lines, each ending in a newline.
 
     Big reads are passed on without copying; only a line split across two reads is joined

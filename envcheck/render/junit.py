@@ -69,9 +69,9 @@ def render_diagnose(result: DiagnoseResult, **_: Any) -> str:
                              name=f"first failure: {who}")
         waited = ", ".join(str(w.get("rank") if w.get("rank") is not None else w.get("file"))
                            for w in ff.get("others_timed_out") or [])
-        body = f"{ff.get('file')}:{ff.get('line')}: {ff.get('text')}"
-        body += f"\nonly timed out: {waited}" if waited else ""
-        ET.SubElement(case, "failure", message=f"{who} failed first", type="first-failure").text = body
+        text = f"{ff.get('file')}:{ff.get('line')}: {ff.get('text')}"
+        text += f"\nonly timed out: {waited}" if waited else ""
+        ET.SubElement(case, "failure", message=f"{who} failed first", type="first-failure").text = text
     for m in result.matches:
         case = ET.SubElement(suite, "testcase", classname=f"envcheck.diagnose.{m.category or 'kb'}",
                              name=f"{m.id}: {m.title or m.id}")
