@@ -17,9 +17,10 @@ are marked benign and come last, and how-to entries never above a diagnosis. Giv
 (a directory of per-rank logs or plog folders, or one log with [rankN]: prefixes) it names the
 rank that failed first and the ranks that only timed out waiting for it.
 
-Exit status: 1 a problem was found (a kb entry, an error code or an error line), 0 nothing,
-2 usage or input error (missing path, a FIFO or device, bad flag) or an input that could not be
-read to its end (truncated .gz, unreadable directory: what was read is still reported).
+Exit status: 1 a kb entry matched, or an error code or error line was found (a problem was
+found), 0 nothing matched, 2 usage or input error (missing path, a FIFO or device, bad flag) or
+an input that could not be read to its end (truncated .gz, unreadable directory: what was read
+is still reported).
 """
 
 
