@@ -324,6 +324,14 @@ def is_howto(entry: Any) -> bool:
     return entry is not None and (entry.category in HOWTO_CATEGORIES or bool(HOWTO_TAGS & set(entry.tags)))
 
 
+def is_benign_entry(entry: Any) -> bool:
+    """An entry about a known-harmless warning (every example of its patterns is one): no diagnosis."""
+    from envcheck.kb.match import benign_reason
+
+    examples = [x for p in entry.patterns for x in p.examples]
+    return bool(examples) and all(benign_reason(x) for x in examples)
+
+
 def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set[str],
                    limit: int = LIKELY_LIMIT, hint_categories: dict[str, float] | None = None,
                    ) -> list[tuple[str, float, LineEvent]]:
@@ -333,8 +341,8 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
     normalised by its best entry, and earlier lines weigh more (the first error in time is the
     cause, the rest its cascade). An entry needs two distinct informative words from the lines
     (one when no entry has two).
-    Categories the input's specific (not generic) known error codes belong to (`hint_categories`:
-    category -> weight up to 1) raise the score of their entries.
+    Entries about known-harmless warnings are left out. Categories the input's specific (not generic)
+    known error codes belong to (`hint_categories`: category -> weight up to 1) raise their entries.
     """
     from envcheck.kb.search import load_index, tokens
 
@@ -386,7 +394,8 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
                 best_line[i] = (contrib, ev)
         if k >= LIKELY_LINES:
             break
-    usable = {i: sc for i, sc in total.items() if entries[i]["id"] not in exclude and kb.get(entries[i]["id"])}
+    usable = {i: sc for i, sc in total.items() if entries[i]["id"] not in exclude and kb.get(entries[i]["id"])
+              and not is_benign_entry(kb.get(entries[i]["id"]))}
     # two distinct words in common, unless no entry has two (then one, rather than nothing)
     need = 2 if any(len(words.get(i, ())) >= 2 for i in usable) else 1
     cands = {i: sc for i, sc in usable.items() if len(words.get(i, ())) >= need}

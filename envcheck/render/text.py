@@ -110,7 +110,10 @@ def render_diagnose(result: DiagnoseResult, verbose: bool = False, color: bool =
                    f"in {where}; the closest kb entries (likely):")
     elif real:
         n = len(real)
-        out.append(f"envcheck diagnose: {n} matching kb entr{'ies' if n != 1 else 'y'} in {where}")
+        how = {c: sum(1 for m in real if m.get("confidence") == c) for c in ("matched", "code", "likely")}
+        detail = ", ".join(f"{v} {'by error code' if c == 'code' else c}" for c, v in how.items() if v)
+        out.append(f"envcheck diagnose: {n} matching kb entr{'ies' if n != 1 else 'y'} in {where}"
+                   + (f" ({detail})" if how["matched"] != n else ""))
     elif errors or d["codes"] or d["unknown_codes"]:
         out.append(f"envcheck diagnose: no kb entry matched the {errors:,} error line{'s' if errors != 1 else ''} "
                    f"in {where}")
