@@ -7,10 +7,20 @@ EPILOG = """\
 PATH may be a file, a directory (searched recursively), a gzip file (detected by its magic
 bytes, e.g. rotated *.log.gz) or '-' for standard input (paste a traceback, end with Ctrl-D).
 With no PATH the CANN log directory is scanned: $ASCEND_PROCESS_LOG_PATH, else ~/ascend/log.
-Binary files are skipped with a note; lines longer than --max-line bytes are cut.
+Binary files are skipped with a note; lines longer than --max-line bytes are cut; a pasted
+(small) input has its hard-wrapped lines joined first.
 
-Exit status: 1 a kb entry matched or an error code was found (a problem was found),
-0 nothing matched, 2 usage or input error (missing path, unreadable file, bad flag).
+Each entry says how it was found: matched (a kb pattern), code (an error code the dictionary or
+the entry links to it; `envcheck explain CODE` says what a code means) or likely (closest to the
+error lines when nothing specific matched). Errors rank above warnings, known-harmless warnings
+are marked benign and come last, and how-to entries never above a diagnosis. Given several ranks
+(a directory of per-rank logs or plog folders, or one log with [rankN]: prefixes) it names the
+rank that failed first and the ranks that only timed out waiting for it.
+
+Exit status: 1 a kb entry matched, or an error code or error line was found (a problem was
+found), 0 nothing matched, 2 usage or input error (missing path, a FIFO or device, bad flag) or
+an input that could not be read to its end (truncated .gz, unreadable directory: what was read
+is still reported).
 """
 
 

@@ -1,31 +1,66 @@
-"""Diagnose logs: find the inputs, scan them with the kb matcher, and hold the result.
+"""Diagnose logs: find the inputs, scan them with the kb matcher, rank what they show, and hold the result.
 
 `diagnose(paths, ...)` is the whole pipeline; `DiagnoseResult` is what the renderers format
 (envcheck/render/*: `render_diagnose`). Input discovery: files, directories (recursively; FIFOs,
-sockets and devices are skipped), gzip by magic bytes, '-' for standard input, and with no PATH
-the CANN log directory ($ASCEND_PROCESS_LOG_PATH, else ~/ascend/log).
+sockets and devices are skipped, unreadable directories become notes), gzip by magic bytes, '-' for
+standard input, and with no PATH the CANN log directory ($ASCEND_PROCESS_LOG_PATH, else ~/ascend/log).
+
+Matching is layered (each `Match` says which layer found it in `confidence`):
+
+1. ``matched``: a kb entry's pattern matched a line;
+2. ``code``: an error code in the input that the dictionary (envcheck/kb/error_codes.yaml) or an
+   entry's `error_codes` links to the entry; codes in no dictionary are `unknown_codes`, the known
+   ones are listed with their meaning in `codes`;
+3. ``likely``: when nothing specific matched but error lines exist, the kb entries closest to
+   those lines by the kb search index (envcheck/kb/search.py), earlier lines weighing more.
+
+Ranking follows the failure (envcheck/kb/match.py `EntryHits.sort_key`): errors over warnings,
+known-benign warnings last and marked benign, specific evidence over wrapper codes (`generic: true`)
+and weak patterns, then the first in time over its cascade; how-to entries (category migration,
+checklists) never outrank a diagnosis. With several ranks (a directory of per-rank logs or plog
+folders, or one log with `[rankN]:` prefixes) `first_failure` names the rank that failed first and
+the ranks that only timed out waiting for it.
 """
 from __future__ import annotations
 
 import copy
 import gzip
+import math
 import os
+import re
 import sys
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 from envcheck.errors import UsageError
-from envcheck.kb.match import Budget, Matcher, ScanResult
+from envcheck.kb.match import (
+    SEV_BENIGN,
+    SEVERITY_NAMES,
+    Budget,
+    EntryHits,
+    LineEvent,
+    Matcher,
+    RankEvents,
+    ScanResult,
+)
 from envcheck.version import __version__
 
 SCHEMA_VERSION = 1
+CONFIDENCES = ("matched", "code", "likely")
+HOWTO_CATEGORIES = frozenset({"migration"})
+HOWTO_TAGS = frozenset({"checklist", "preflight"})  # bringup-checklist, preflight-allreduce-selfcheck
+LIKELY_LIMIT = 3  # entries the fallback proposes
+LIKELY_LINES = 12  # error lines the fallback reads (the first ones: the cascade comes later)
+LENGTH_NORM = 0.5
+CODE_HINT = 0.5  # weight of a category the input's specific error codes point to
+_READ_PIECE = 1 << 16  # bytes per read from a file or a gzip stream (a failing read loses at most this)
 
 
 @dataclass(frozen=True)
 class Match:
-    """One kb entry that matched: where, how often, and what to do."""
+    """One kb entry the input points to: where, how often, how sure, and what to do."""
 
     id: str
     title: str
@@ -38,16 +73,31 @@ class Match:
     fix: str
     kb_show: str
     page: str
+    confidence: str = "matched"
+    """matched (a kb pattern), code (an error code linked to the entry), likely (closest by search)"""
+    severity: str = "error"
+    """of the best line it was seen on: error, plain, warning, benign (a known-harmless warning)"""
+    codes: tuple[str, ...] = ()
+    """error codes in the input that link to this entry"""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "category": self.category, "hits": self.hits,
-                "specificity": self.specificity, "lines": [dict(h) for h in self.lines],
-                "more_hits": self.more_hits, "fix": self.fix, "kb_show": self.kb_show, "page": self.page}
+        return {"id": self.id, "title": self.title, "category": self.category, "confidence": self.confidence,
+                "severity": self.severity, "hits": self.hits, "specificity": self.specificity,
+                "lines": [dict(h) for h in self.lines], "more_hits": self.more_hits, "codes": list(self.codes),
+                "fix": self.fix, "kb_show": self.kb_show, "page": self.page}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Match:
+        names = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names}
+        kw["lines"] = tuple(kw.get("lines", ()))
+        kw["codes"] = tuple(kw.get("codes", ()))
+        return cls(**kw)
 
 
 @dataclass(frozen=True)
 class UnknownCode:
-    """An error code found in the input that no kb entry lists."""
+    """An error code found in the input that neither the dictionary nor any kb entry knows."""
 
     code: str
     count: int
@@ -55,6 +105,33 @@ class UnknownCode:
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "count": self.count, "first": dict(self.first) if self.first else None}
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    """A known error code found in the input and what the dictionary says it means."""
+
+    code: str
+    family: str
+    name: str
+    meaning: str
+    category: str
+    generic: bool
+    count: int
+    first: dict[str, Any] | None
+    entries: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "family": self.family, "name": self.name, "meaning": self.meaning,
+                "category": self.category, "generic": self.generic, "count": self.count,
+                "first": dict(self.first) if self.first else None, "entries": list(self.entries)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CodeInfo:
+        names = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names}
+        kw["entries"] = tuple(kw.get("entries", ()))
+        return cls(**kw)
 
 
 @dataclass(frozen=True)
@@ -68,28 +145,50 @@ class DiagnoseResult:
     notes: tuple[str, ...] = ()
     stats: dict[str, Any] = field(default_factory=dict)
     envcheck_version: str = __version__
+    codes: tuple[CodeInfo, ...] = ()
+    """known error codes found, with their meaning (dictionary order of first appearance)"""
+    first_failure: dict[str, Any] | None = None
+    """{rank, host, file, line, text, timestamp, others_timed_out: [{rank, host, file, line, text}],
+    others_failed: [...]} when several ranks / inputs show errors"""
+    benign: tuple[dict[str, Any], ...] = ()
+    """known-benign warnings seen: {why, count, file, line, text}"""
+
+    @property
+    def problem_found(self) -> bool:
+        return bool([m for m in self.matches if m.severity != "benign"] or self.unknown_codes or self.codes
+                    or self.stats.get("error_lines"))
 
     @property
     def exit_code(self) -> int:
-        """1 when a kb entry matched or an error code was found (a problem was found), else 0."""
-        return 1 if (self.matches or self.unknown_codes) else 0
+        """2 when an input could not be read to its end (the rest is still reported); else 1 when a
+        problem was found (a kb entry matched, an error code or an error line), else 0."""
+        if self.stats.get("incomplete_inputs"):
+            return 2
+        return 1 if self.problem_found else 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": SCHEMA_VERSION, "envcheck_version": self.envcheck_version,
                 "command": "diagnose", "inputs": list(self.inputs), "engine": self.engine,
                 "matches": [m.to_dict() for m in self.matches],
+                "codes": [c.to_dict() for c in self.codes],
                 "unknown_codes": [c.to_dict() for c in self.unknown_codes],
+                "first_failure": copy.deepcopy(self.first_failure),
+                "benign": [dict(b) for b in self.benign],
                 "notes": list(self.notes), "stats": dict(self.stats), "exit_code": self.exit_code}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> DiagnoseResult:
         return cls(inputs=tuple(d.get("inputs", ())), engine=str(d.get("engine", "")),
-                   matches=tuple(Match(**{k: (tuple(v) if k == "lines" else v) for k, v in m.items()})
-                                 for m in d.get("matches", ())),
+                   matches=tuple(Match.from_dict(m) for m in d.get("matches", ())),
                    unknown_codes=tuple(UnknownCode(**c) for c in d.get("unknown_codes", ())),
                    notes=tuple(d.get("notes", ())), stats=dict(d.get("stats", {})),
-                   envcheck_version=str(d.get("envcheck_version", __version__)))
+                   envcheck_version=str(d.get("envcheck_version", __version__)),
+                   codes=tuple(CodeInfo.from_dict(c) for c in d.get("codes", ())),
+                   first_failure=copy.deepcopy(d.get("first_failure")),
+                   benign=tuple(dict(b) for b in d.get("benign", ())))
 
+
+# ---------------------------------------------------------------------------------------------- inputs
 
 def default_log_dir() -> Path | None:
     """The CANN log directory: $ASCEND_PROCESS_LOG_PATH, else ~/ascend/log (None if neither exists)."""
@@ -100,8 +199,14 @@ def default_log_dir() -> Path | None:
     return None
 
 
-def resolve_inputs(paths: list[str]) -> list[str]:
-    """Expand PATH arguments to the inputs to read ('-' = stdin), in a stable order."""
+def resolve_inputs(paths: list[str], problems: list[str] | None = None) -> list[str]:
+    """Expand PATH arguments to the inputs to read ('-' = stdin), in a stable order.
+
+    A named file must be a regular file (a FIFO or a device is a usage error: reading it could block
+    or never end); directories are walked, and what cannot be read there is appended to `problems`.
+    """
+    from envcheck.safeio import require_regular_file, walk_errors
+
     if not paths:
         d = default_log_dir()
         if d is None:
@@ -115,8 +220,12 @@ def resolve_inputs(paths: list[str]) -> list[str]:
                 raise UsageError("-: there is no standard input to read")
             out.append("-")
         elif os.path.isdir(p):
-            out.extend(_walk(p))
-        elif os.path.exists(p):
+            files, errors = walk_errors(p)
+            out.extend(files)
+            if problems is not None:
+                problems.extend(errors)
+        elif os.path.lexists(p):
+            require_regular_file(p)  # FIFO, socket, device, dangling link: one line, exit 2
             if not os.access(p, os.R_OK):
                 raise UsageError(f"{p}: permission denied")
             out.append(p)
@@ -125,14 +234,35 @@ def resolve_inputs(paths: list[str]) -> list[str]:
     return out
 
 
-def _walk(top: str) -> Iterator[str]:
-    """Regular files under top, sorted; FIFOs, sockets and devices are left alone (they may block)."""
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames.sort()
-        for name in sorted(filenames):
-            path = os.path.join(dirpath, name)
-            if os.path.isfile(path):
-                yield path
+class _Reader:
+    """A stream read in small pieces; a read error (truncated .gz, I/O error) ends it and is kept in
+    `error`, so everything before it is still scanned."""
+
+    def __init__(self, stream: IO[bytes], piece: int = 0) -> None:
+        self.stream, self.error, self.truncated = stream, "", False
+        self.piece = piece  # 0: read what is asked in one call (plain files); else at most this per call
+
+    def read(self, n: int = -1) -> bytes:
+        if self.error:
+            return b""
+        parts: list[bytes] = []
+        want = n if n is not None and n >= 0 else 1 << 62
+        got = 0
+        # read1: one underlying read at a time, so an error after some data does not discard it
+        # (BufferedReader.read(n) loses what it gathered when a later raw read raises)
+        read = getattr(self.stream, "read1", self.stream.read)
+        try:
+            while got < want:
+                piece = read(min(self.piece or want, want - got))
+                if not piece:
+                    break
+                parts.append(piece)
+                got += len(piece)
+        except EOFError as exc:  # gzip: "Compressed file ended before the end-of-stream marker was reached"
+            self.error, self.truncated = f"truncated stream ({exc})", True
+        except (OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+            self.error = f"unreadable stream ({getattr(exc, 'strerror', None) or exc})"
+        return b"".join(parts)
 
 
 def _open(path: str) -> list[IO[bytes]]:
@@ -150,12 +280,13 @@ def _open(path: str) -> list[IO[bytes]]:
 
 
 def scan(inputs: list[str], matcher: Matcher, budget: float) -> ScanResult:
-    """Scan every input into one ScanResult; unreadable inputs become notes."""
+    """Scan every input into one ScanResult; unreadable inputs and partial reads become notes."""
     result = ScanResult()
     shared = Budget(budget)
     for path in inputs:
+        label = _label(path)
         if result.budget_exceeded:
-            result.notes.append(f"{_label(path)}: not scanned (time budget exceeded)")
+            result.notes.append(f"{label}: not scanned (time budget exceeded)")
             continue
         if path == "-" and sys.stdin.isatty():
             print("envcheck: reading standard input (paste the error, then Ctrl-D)", file=sys.stderr)
@@ -163,16 +294,22 @@ def scan(inputs: list[str], matcher: Matcher, budget: float) -> ScanResult:
             streams = _open(path)
         except OSError as exc:
             result.notes.append(f"{path}: cannot read ({exc.strerror or exc})")
+            result.partial = True
             continue
+        reader = _Reader(streams[-1], _READ_PIECE if len(streams) > 1 else 0)
+        before = result.lines
         try:
-            matcher.scan_stream(streams[-1], _label(path), result, budget=shared,
+            matcher.scan_stream(reader, label, result, budget=shared,  # type: ignore[arg-type]
                                 interactive=path == "-" and sys.stdin.isatty())
-        except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
-            result.notes.append(f"{_label(path)}: read error ({exc}); results for it may be partial")
         finally:
             if path != "-":
                 for s in reversed(streams):
                     s.close()
+        if reader.error:  # the wording of safeio.CountingLines.partial_note
+            kind = "truncated .gz" if len(streams) > 1 and reader.truncated else "partial read"
+            result.notes.append(f"{label}: {kind}: read {result.lines - before:,} lines before the {reader.error}; "
+                                "results are partial")
+            result.partial = True
     return result
 
 
@@ -180,30 +317,312 @@ def _label(path: str) -> str:
     return "<stdin>" if path == "-" else path
 
 
-def build(result: ScanResult, kb: Any, engine: str, inputs: list[str]) -> DiagnoseResult:
-    """The diagnosis; `inputs` are the PATH arguments as given (a directory is one)."""
+# ---------------------------------------------------------------------------------------------- ranking
+
+def is_howto(entry: Any) -> bool:
+    """A how-to entry (a migration guide, a checklist) rather than the diagnosis of a failure."""
+    return entry is not None and (entry.category in HOWTO_CATEGORIES or bool(HOWTO_TAGS & set(entry.tags)))
+
+
+def is_benign_entry(entry: Any) -> bool:
+    """An entry about a known-harmless warning (every example of its patterns is one): no diagnosis."""
+    from envcheck.kb.match import benign_reason
+
+    examples = [x for p in entry.patterns for x in p.examples]
+    return bool(examples) and all(benign_reason(x) for x in examples)
+
+
+def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set[str],
+                   limit: int = LIKELY_LIMIT, hint_categories: dict[str, float] | None = None,
+                   ) -> list[tuple[str, float, LineEvent]]:
+    """The kb entries closest to the first error lines: (entry id, score, the line that weighed most).
+
+    Each line is a query over the kb search index (exact tokens, idf-weighted); a line's scores are
+    normalised by its best entry, and earlier lines weigh more (the first error in time is the
+    cause, the rest its cascade). An entry needs two distinct informative words from the lines
+    (one when no entry has two).
+    Entries about known-harmless warnings are left out. Categories the input's specific (not generic)
+    known error codes belong to (`hint_categories`: category -> weight up to 1) raise their entries.
+    """
+    from envcheck.kb.search import load_index, tokens
+
+    if not errors:
+        return []
+    try:
+        idx = load_index(kb_root)
+    except OSError:
+        return []
+    entries, postings = idx["entries"], idx["postings"]
+    n = max(len(entries), 1)
+    norms = _entry_norms(idx)
+    total: dict[int, float] = {}
+    words: dict[int, set[str]] = {}
+    best_line: dict[int, tuple[float, LineEvent]] = {}
+    seen: set[str] = set()
+    k = 0
+    # messages first (`XxxError: ...`, `[ERROR] ...`, CANN `EI0006: ...`), each group in time order;
+    # Python source lines of a traceback (`raise ValueError(`, `File "...", line 3`) are no query
+    errors = [ev for ev in errors if not _SOURCE_LINE.search(ev.text)]
+    errors.sort(key=lambda ev: (not _MESSAGE.search(ev.text), ev.pos))
+    for ev in errors:
+        key = _query_text(ev.text)
+        if not key or key in seen:
+            continue
+        seen.add(key)
+        weight = 1.0 / (1.0 + 0.5 * k)
+        k += 1
+        line_scores: dict[int, float] = {}
+        for tok in set(tokens(key)):
+            plist = postings.get(tok)
+            if not plist or (len(tok) < 3 and tok.isascii()) or tok.isdigit():  # CJK bigrams are 2 long
+                continue
+            idf = math.log(1.0 + n / len(plist))
+            if idf < 1.0:  # in most entries: says nothing
+                continue
+            for i, w in plist:
+                line_scores[i] = line_scores.get(i, 0.0) + idf * w / norms[i]
+                words.setdefault(i, set()).add(tok)
+        if not line_scores:
+            if k >= LIKELY_LINES:
+                break
+            continue
+        top = max(line_scores.values())
+        for i, s in line_scores.items():
+            contrib = weight * s / top
+            total[i] = total.get(i, 0.0) + contrib
+            if contrib > best_line.get(i, (0.0, ev))[0]:
+                best_line[i] = (contrib, ev)
+        if k >= LIKELY_LINES:
+            break
+    usable = {i: sc for i, sc in total.items() if entries[i]["id"] not in exclude and kb.get(entries[i]["id"])
+              and not is_benign_entry(kb.get(entries[i]["id"]))}
+    # two distinct words in common, unless no entry has two (then one, rather than nothing)
+    need = 2 if any(len(words.get(i, ())) >= 2 for i in usable) else 1
+    cands = {i: sc for i, sc in usable.items() if len(words.get(i, ())) >= need}
+    if not cands:
+        return []
+    top = max(cands.values())
+    hints = hint_categories or {}
+    for i in cands:
+        cands[i] += CODE_HINT * hints.get(entries[i]["category"], 0.0) * top
+    ranked = sorted(cands.items(), key=lambda kv: (-kv[1], entries[kv[0]]["id"]))
+    out = []
+    for i, score in ranked:
+        eid = entries[i]["id"]
+        out.append((eid, score, best_line[i][1]))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _entry_norms(idx: dict[str, Any]) -> list[float]:
+    """Per entry: (total index weight) ** LENGTH_NORM, so a long entry that mentions everything
+    does not win every query (as BM25 normalises by document length)."""
+    sums = [0.0] * len(idx["entries"])
+    for plist in idx["postings"].values():
+        for i, w in plist:
+            sums[i] += w
+    avg = sum(sums) / max(len(sums), 1) or 1.0
+    return [max(x / avg, 1e-6) ** LENGTH_NORM for x in sums]
+
+
+_SOURCE_LINE = re.compile(r"^\W*(raise |File \"|\^+$|~+$|at [\w.$]+\()|^\(\w+ pid=\d+\)\s+(raise |File \")")
+_MESSAGE = re.compile(r"\b\w*(Error|Exception|Warning)\b:|\[ERROR\]|\bERROR\b|\bE[A-Z0-9][0-9]{4}\b|错误|失败|报错")
+_NOISE = re.compile(r"(/[\w.+-]+)+/?|0x[0-9a-fA-F]+|\b\d[\d.:,-]*\b|\[(FUNC|FILE|LINE):[^\]]*\]|\bPID:? ?\d+")
+
+
+def _query_text(text: str) -> str:
+    """An error line without paths, numbers, timestamps and CANN's [FUNC:..][FILE:..] trailers."""
+    return " ".join(_NOISE.sub(" ", text).split())[:400]
+
+
+def first_failure(result: ScanResult, roots: list[str]) -> dict[str, Any] | None:
+    """The rank (or input) that failed first and those that only timed out waiting for it.
+
+    Participants are ranks where lines or paths name them (`[rank3]:`, `RankID:3`, `.../rank_3.log`),
+    else inputs (a plog file each). One failed first when its first non-timeout error comes before its first timeout;
+    among several, the earliest by timestamp. Needs two participants or more.
+    """
+    parts: dict[tuple, RankEvents] = {}
+    ranked_sources = {src for (src, rank) in result.ranks if rank is not None}
+    for (src, rank), ev in result.ranks.items():
+        r = rank if rank is not None else _path_rank(src)
+        if r is None and src in ranked_sources:
+            continue  # a launcher line in one log whose other lines name their rank
+        host = ev.host or _path_host(src, roots)
+        key = (host, r) if r is not None else (host, src)
+        cur = parts.get(key)
+        if cur is None:
+            parts[key] = RankEvents(r, src, host, ev.first_error, ev.first_timeout, ev.errors, ev.timeouts)
+        else:  # the same rank in several files (plog + stdout): keep the earliest events
+            cur.first_error = _earlier(cur.first_error, ev.first_error)
+            cur.first_timeout = _earlier(cur.first_timeout, ev.first_timeout)
+            cur.errors += ev.errors
+            cur.timeouts += ev.timeouts
+    if len(parts) < 2:
+        return None
+    failed, waited = [], []
+    for p in parts.values():
+        fe, ft = p.first_error, p.first_timeout
+        if fe is not None and (ft is None or _before(fe, ft)):
+            failed.append(p)
+        elif ft is not None:
+            waited.append(p)
+    if not failed:
+        return None
+    failed.sort(key=lambda p: (p.first_error.ts is None, p.first_error.ts or (), p.first_error.pos))  # type: ignore[union-attr]
+    first, others = failed[0], failed[1:]
+    fe = first.first_error
+    assert fe is not None
+
+    def brief(p: RankEvents, ev: LineEvent | None) -> dict[str, Any]:
+        return {"rank": p.rank, "host": p.host, "file": ev.source if ev else p.source,
+                "line": ev.line if ev else None, "text": ev.text if ev else "",
+                "timestamp": _ts_text(ev.ts) if ev else None}
+
+    out = brief(first, fe)
+    out["others_timed_out"] = [brief(p, p.first_timeout) for p in sorted(waited, key=_part_order)]
+    out["others_failed"] = [brief(p, p.first_error) for p in sorted(others, key=_part_order)]
+    return out
+
+
+def _part_order(p: RankEvents) -> tuple:
+    return (p.rank is None, p.rank if p.rank is not None else 0, p.host or "", p.source)
+
+
+def _before(a: LineEvent, b: LineEvent) -> bool:
+    if a.ts is not None and b.ts is not None and a.ts[0] == b.ts[0]:
+        return a.ts <= b.ts
+    if a.source == b.source:
+        return a.line <= b.line
+    return a.pos <= b.pos
+
+
+def _earlier(a: LineEvent | None, b: LineEvent | None) -> LineEvent | None:
+    if a is None or b is None:
+        return a or b
+    return a if _before(a, b) else b
+
+
+def _ts_text(ts: tuple | None) -> str | None:
+    if ts is None:
+        return None
+    y, mo, d, h, mi, s, frac = ts
+    base = f"{mo:02d}-{d:02d} {h:02d}:{mi:02d}:{s:02d}"
+    return (f"{y:04d}-" if y else "") + base + (f".{str(frac)[2:8]}" if frac else "")
+
+
+_PATH_RANK = re.compile(r"(?:^|[/_.-])rank[_-]?([0-9]{1,5})(?=$|[/_.-])", re.I)
+_PATH_HOST = re.compile(r"^(?:host|node|server|worker|machine)[_-]?[A-Za-z0-9.-]+$|^[0-9]{1,3}(?:\.[0-9]{1,3}){3}$",
+                        re.I)
+
+
+def _path_rank(src: str) -> int | None:
+    found = _PATH_RANK.findall(src)
+    return int(found[-1]) if found else None
+
+
+def _path_host(src: str, roots: list[str]) -> str | None:
+    parts = Path(src).parts[:-1]
+    for root in roots:
+        rp = Path(root).parts
+        if parts[:len(rp)] == rp:
+            parts = parts[len(rp):]
+            break
+    for comp in reversed(parts):
+        if _PATH_HOST.match(comp):
+            return comp
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- result
+
+def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: Path | None = None,
+          roots: list[str] | None = None, matcher: Matcher | None = None) -> DiagnoseResult:
+    """The diagnosis; `inputs` are the PATH arguments as given (a directory is one).
+
+    With several ranks, the entries the first failing rank's first error matches lead: the other
+    ranks' timeouts are its cascade, whatever order the files were read in."""
+    from envcheck import resources
+    from envcheck.kb.codes import load_codes
     from envcheck.kb.link import fix_summary, page_url
 
-    known: set[str] = set()
+    book = load_codes()
+    kb_codes: set[str] = set()
     for e in kb.entries:
-        known.update(e.error_codes)
+        kb_codes.update(c.upper() for c in e.error_codes)
+
+    hits: list[tuple[EntryHits, str]] = [(eh, "matched" if eh.patterns else "code") for eh in result.ranked()]
+    specific_seen = any(eh.specific and eh.severity > SEV_BENIGN for eh, _ in hits)
+    if specific_seen:  # an entry only a generic (wrapper) code links to says nothing next to a specific one
+        hits = [(eh, conf) for eh, conf in hits if conf != "code" or eh.specific]
+    if not specific_seen and result.errors:
+        root = kb_root or resources.kb_dir()
+        matched_ids = {eh.entry_id for eh, _ in hits}
+        hints: dict[str, float] = {}
+        for c in result.codes.values():
+            info = book.get(c.code)
+            if info is not None and not info.generic:
+                hints[info.category] = hints.get(info.category, 0.0) + 1.0
+        hints = {cat: n / max(hints.values()) for cat, n in hints.items()}
+        for eid, _score, ev in likely_entries(result.errors, Path(root), kb, matched_ids, hint_categories=hints):
+            eh = EntryHits(eid, count=1, quality=(ev.severity, 0, -1), pos=ev.pos)
+            eh.first.append(_hit(ev))
+            hits.append((eh, "likely"))
+    ff = first_failure(result, roots or [])
+    cause: set[str] = set()
+    if ff and matcher is not None:
+        cause = {r.entry_id for r in matcher.match_line(str(ff.get("text", "")))}
+    # how-to entries after every diagnosis, benign last; otherwise the matcher's order, and the
+    # fallback's entries (pattern flag -1) among themselves in the order of their scores
+    order = {id(eh): i for i, (eh, _) in enumerate(hits)}
+
+    def key(item: tuple[EntryHits, str]) -> tuple:
+        eh, conf = item
+        k = eh.sort_key()
+        if conf == "likely":
+            k = k[:4] + (True, order[id(eh)])
+        return (eh.severity == SEV_BENIGN, is_howto(kb.get(eh.entry_id)), eh.entry_id not in cause) + k
+
+    hits.sort(key=key)
+
     matches = []
-    for eh in result.ranked():
+    for eh, conf in hits:
         entry = kb.get(eh.entry_id)
         matches.append(Match(
             id=eh.entry_id, title=entry.title if entry else "", category=entry.category if entry else "",
             hits=eh.count, specificity=eh.specificity, lines=tuple(h.to_dict() for h in eh.first),
             more_hits=max(0, eh.count - len(eh.first)), fix=fix_summary(entry) if entry else "",
-            kb_show=f"envcheck kb show {eh.entry_id}", page=page_url(entry) if entry else ""))
-    unknown = [UnknownCode(c.code, c.count, c.first.to_dict() if c.first else None)
-               for c in result.unknown_codes(known)]
+            kb_show=f"envcheck kb show {eh.entry_id}", page=page_url(entry) if entry else "",
+            confidence=conf, severity=SEVERITY_NAMES.get(eh.severity, "plain"), codes=tuple(sorted(eh.codes))))
+
+    known, unknown = [], []
+    for c in sorted(result.codes.values(), key=lambda c: c.pos):
+        info = book.get(c.code)
+        first = c.first.to_dict() if c.first else None
+        if info is not None:
+            known.append(CodeInfo(c.code, info.family, info.name, info.meaning, info.category, info.generic,
+                                  c.count, first, tuple(x for x in info.entries if kb.get(x) is not None)))
+        elif c.code.upper() not in kb_codes:
+            unknown.append(UnknownCode(c.code, c.count, first))
+    unknown.sort(key=lambda u: (-u.count, u.code))
+
     notes = list(result.notes)
     if kb.errors:
         notes.append(f"kb: {len(kb.errors)} entries could not be read (run envcheck kb lint)")
+    benign = tuple({"why": why, "count": n, **h.to_dict()} for why, (n, h) in result.benign.items())
     stats = {"files": result.files, "bytes": result.bytes, "lines": result.lines, "cut_lines": result.cut_lines,
-             "seconds": round(result.seconds, 3), "budget_exceeded": result.budget_exceeded}
+             "error_lines": result.error_lines, "seconds": round(result.seconds, 3),
+             "budget_exceeded": result.budget_exceeded, "incomplete_inputs": bool(result.partial)}
     return DiagnoseResult(inputs=tuple(_label(p) for p in inputs), engine=engine, matches=tuple(matches),
-                          unknown_codes=tuple(unknown), notes=tuple(notes), stats=stats)
+                          unknown_codes=tuple(unknown), notes=tuple(notes), stats=stats, codes=tuple(known),
+                          first_failure=ff, benign=benign)
+
+
+def _hit(ev: LineEvent) -> Any:
+    from envcheck.kb.match import Hit
+
+    return Hit(ev.source, ev.line, ev.text)
 
 
 def diagnose(paths: list[str], *, kb_dir: str | None = None, engine: str = "auto", max_hits: int = 3,
@@ -212,7 +631,7 @@ def diagnose(paths: list[str], *, kb_dir: str | None = None, engine: str = "auto
     from envcheck.kb.entries import load_kb
     from envcheck.kb.match import kb_matcher
 
-    if max_hits < 0 or time_budget <= 0 or max_line < 80:
+    if max_hits < 0 or time_budget <= 0 or max_line < 80 or not math.isfinite(time_budget):
         raise UsageError("--max-hits must be >= 0, --time-budget > 0 and --max-line >= 80")
     root = None
     if kb_dir:
@@ -220,7 +639,8 @@ def diagnose(paths: list[str], *, kb_dir: str | None = None, engine: str = "auto
             raise UsageError(f"--kb {kb_dir}: not a directory")
         root = str(Path(kb_dir).resolve())
     shown = list(paths) or [str(default_log_dir() or "")]
-    inputs = resolve_inputs(list(paths))
+    problems: list[str] = []
+    inputs = resolve_inputs(list(paths), problems)
     try:
         matcher = kb_matcher(root, engine)
     except RuntimeError as exc:
@@ -228,8 +648,12 @@ def diagnose(paths: list[str], *, kb_dir: str | None = None, engine: str = "auto
     matcher = copy.copy(matcher)  # the compiled patterns are shared; the limits are this run's
     matcher.max_hits, matcher.max_line = max_hits, max_line
     result = scan(inputs, matcher, time_budget)
-    result.notes[:0] = matcher.notes
+    result.notes[:0] = matcher.notes + problems
+    if problems:
+        result.partial = True
     if engine == "auto" and matcher.engine == "re":
         result.notes.insert(0, "google-re2 is not installed: scanned with Python re, which is much slower on "
                                "big logs (pip install google-re2)")
-    return build(result, load_kb(root), matcher.engine, shown)
+    dirs = [p for p in (paths or shown) if p != "-" and os.path.isdir(p)]
+    return build(result, load_kb(root), matcher.engine, shown, kb_root=Path(root) if root else None, roots=dirs,
+                 matcher=matcher)

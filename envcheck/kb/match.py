@@ -14,6 +14,16 @@ The scan is built for untrusted, gigabyte-sized logs:
 
 Patterns are in the common subset of Python ``re`` and POSIX ERE (see kb/CONTRIBUTING), so the
 same text works for RE2, ``re`` and ``grep -E``.
+
+Besides kb patterns the prefilter marks lines that carry an error code (CANN ``EI0006``, torch_npu
+``ERR02200``, ``error code is 507001`` ...) and, for the first ``ERROR_CAP`` such lines of each input,
+lines that read like an error (``RuntimeError:``, ``failed``, ``cannot`` ...). Only marked lines are
+looked at in Python: their codes are read through the error-code dictionary (envcheck/kb/codes.py),
+each gets a severity (error, plain, warning, known-benign warning), and its timestamp and rank where
+it shows them. The first error lines are kept (`ScanResult.errors`) for the ranked fallback, and the
+first error and first timeout of every rank (`ScanResult.ranks`) for the first-failing-rank analysis
+(envcheck/kb/diagnose.py). Small inputs (a pasted traceback) are unwrapped first: hard-wrapped lines
+are joined (`unwrap`).
 """
 from __future__ import annotations
 
@@ -24,9 +34,13 @@ import signal
 import threading
 import time
 from collections import deque
+from collections.abc import Generator, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import IO, Iterable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from envcheck.kb.codes import CodeBook
 
 CHUNK = 8 << 20  # bytes read at a time
 MAX_LINE = 64 << 10  # bytes of one line kept for matching; the rest is cut
@@ -34,11 +48,59 @@ EXCERPT = 400  # characters of a matching line kept for display
 BINARY_PROBE = 8192  # bytes inspected for a NUL to call a file binary
 DEFAULT_BUDGET = 300.0  # seconds per scan
 SPECIFIC_ENOUGH = 32  # literal characters beyond which a pattern counts as fully specific
+GENERIC_SPEC = 12  # a pattern with fewer required literal characters is weak evidence on its own
+ERROR_CAP = 2000  # error-looking lines examined per input; past it only patterns and codes are looked for
+KEEP_ERRORS = 64  # error lines kept for the fallback and the report
+MAX_RANKS = 4096  # ranks tracked for the first-failure analysis
+UNWRAP_MAX = 1 << 20  # inputs up to this size are unwrapped (hard-wrapped pastes) before matching
 
 # Error codes that identify a failure without any kb pattern: CANN's `EI0006`, `EE9999`, `E39999`
 # (level E, a module character, four digits) and torch_npu's `ERR01007` (submodule + error type).
 CODE_REGEXES = (r"\bE[0-9A-Z][0-9]{4}\b", r"\bERR[0-9]{5}\b")
 _CODE_RE = re.compile("|".join(CODE_REGEXES).encode())
+# Numeric codes after the keywords envcheck/kb/codes.py reads them from (`error code is 507001`, `ret=507033`,
+# `errno 9`, `错误码：507033`, `hcclCommInitRootInfo ... error code is 4`); a superset, confirmed by codes.scan_line.
+NUMERIC_CODE_REGEX = (r"([Ee][Rr][Rr][Oo][Rr][ _]?[Cc][Oo][Dd][Ee]|[Ee][Rr][Rr]_?[Cc][Oo][Dd][Ee]|[Rr][Ee][Tt]|"
+                      r"[Rr][Ee][Ss][Uu][Ll][Tt]|[Ee][Rr][Rr][Nn][Oo]|错误码)[^0-9\n]{0,8}[-+]?[0-9]")
+# A line that reads like an error in English or Chinese. Words, not levels: `[ERROR]` is caught by `ERROR`.
+ERROR_WORDS_REGEX = (r"[Ee][Rr][Rr][Oo][Rr]|[Ee]xception|EXCEPTION|[Ff]ail|FAIL|[Ff]atal|FATAL|[Aa]bort|"
+                     r"[Cc]annot |[Cc]an't |[Cc]ould not |[Uu]nable to |[Nn]ot supported|[Uu]nsupported|"
+                     r"[Nn]ot found|[Nn]ot installed|[Nn]ot available|[Nn]ot compiled|undefined symbol|"
+                     r"No module named|[Tt]ime[d ]?out|TIMEOUT|Killed|[Ss]egmentation fault|core dumped|"
+                     r"[Ii]nvalid|[Dd]enied|[Rr]efused|错误|失败|报错|异常|不支持|超时|找不到|无法|冲突")
+
+SEV_BENIGN, SEV_WARNING, SEV_PLAIN, SEV_ERROR = 0, 1, 2, 3
+SEVERITY_NAMES = {SEV_BENIGN: "benign", SEV_WARNING: "warning", SEV_PLAIN: "plain", SEV_ERROR: "error"}
+
+# Warnings that are printed on healthy runs and are never the cause of a failure.
+BENIGN = (
+    # torch_npu _to_copy: float64 is cast to float32 (TORCH_NPU_WARN_ONCE in
+    # Ascend/pytorch torch_npu/csrc/aten/ops/ToKernelNpu.cpp); printed by many working programs.
+    (re.compile(r"Device do not support double dtype now"), "torch_npu casts float64 to float32 (harmless)"),
+    # torch_npu/utils/collect_env.py: CANN installed by another user (kb/env-not-loaded/cann-owner-mismatch-warning).
+    (re.compile(r"owner does not match the current owner"), "CANN installed by another user (harmless)"),
+)
+
+_LEVEL = re.compile(
+    r"\[(ERROR|WARNING|WARN|INFO|DEBUG|EVENT|TRACE|CRITICAL|FATAL)\]|"
+    r"\b(ERROR|WARNING|WARN|CRITICAL|FATAL|INFO|DEBUG)\b|"
+    r"\b([A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception|Warning|Interrupt|Exit))\b:?|"
+    r"(?:^|[\s\]])\[?([EWF])\d{3,4}[ \]]|"  # glog / torch: "[W compiler_depend.ts:51]", "E0101 12:00:00"
+    r"\[([EWF]) ")
+_ERROR_WORDS = re.compile(ERROR_WORDS_REGEX)
+_TRACEBACK_HEAD = re.compile(r"^\W{0,8}Traceback \(most recent call last\)|^\W*During handling of the above")
+_TIMEOUT = re.compile(  # waiting for a peer that is gone (HCCL / torch / gloo wording; EI0002, EI0006, ERR02011)
+    r"[Tt]ime[ds]?[ _-]?[Oo]ut|TIMEOUT|\bEI0002\b|\bEI0006\b|\bERR02011\b|[Ww]atchdog|HCCL_E_TIMEOUT|"
+    r"[Cc]onnection (reset|refused|closed)|[Bb]roken pipe|[Nn]otify wait|[Hh]eartbeat|超时")
+_TS = re.compile(
+    r"(?<![0-9])(20[0-9]{2})-([01][0-9])-([0-3][0-9])[-T ]([0-2][0-9]):([0-5][0-9]):([0-6][0-9])"
+    r"(?:[.,]([0-9]{1,6}))?(?:\.([0-9]{1,3}))?|"
+    r"(?<![0-9])([01][0-9])-([0-3][0-9]) ([0-2][0-9]):([0-5][0-9]):([0-6][0-9])(?:[.,]([0-9]{1,6}))?")
+_RANK = re.compile(r"\[[Rr]ank ?([0-9]{1,5})\]|\[default([0-9]{1,5})\]:|\b[Rr]ank[ _=:]?([0-9]{1,5})\b|"
+                   r"\bRankID:([0-9]{1,5})\b|"
+                   r"\b[Rr]ank\[([0-9]{1,5})\]")
+_HOST = re.compile(r"\b(?:hostname|host)[=: ]\s?([A-Za-z0-9][A-Za-z0-9_.-]{0,62})")
+
 
 try:  # google-re2: DFA-based, linear time, wheels for x86_64 and aarch64
     import re2 as _re2
@@ -56,16 +118,17 @@ class Budget:
 class BudgetExceeded(Exception):
     """The scan ran past its time budget; `partial` holds what the interrupted block found."""
 
-    partial: "_Block | None" = None
+    partial: _Block | None = None
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One kb pattern: which entry it belongs to and how specific it is."""
+    """One kb pattern (kind "pattern") or an error code an entry lists (kind "code")."""
 
     entry_id: str
     regex: str
     specificity: int
+    kind: str = "pattern"
 
 
 @dataclass(frozen=True)
@@ -80,9 +143,18 @@ class Hit:
         return {"file": self.source, "line": self.line, "text": self.text}
 
 
+Pos = tuple  # (input index, line number): order in time within one input, inputs in their given order
+
+
 @dataclass
 class EntryHits:
-    """Everything one kb entry matched during a scan."""
+    """Everything one kb entry matched during a scan.
+
+    `quality` is the best (severity, specific, by pattern) over its lines and `pos` where that best
+    first occurred: an entry seen on an error line beats one seen only on warnings, a specific
+    pattern beats a weak one or a wrapper line (one whose codes are all generic), a pattern beats an
+    error code the entry merely lists.
+    """
 
     entry_id: str
     count: int = 0
@@ -90,12 +162,35 @@ class EntryHits:
     order: int = 0
     first: list[Hit] = field(default_factory=list)
     patterns: set[str] = field(default_factory=set)
+    quality: tuple[int, int, int] = (-1, 0, 0)
+    pos: Pos = (0, 0)
+    codes: set[str] = field(default_factory=set)  # error codes seen in the input that link to this entry
+
+    @property
+    def severity(self) -> int:
+        return self.quality[0]
+
+    @property
+    def specific(self) -> bool:
+        return bool(self.quality[1])
+
+    @property
+    def by_pattern(self) -> bool:
+        return bool(self.quality[2])
+
+    @property
+    def corroborated(self) -> bool:
+        """A pattern matched and an error code in the input links here too: two signals agree."""
+        return self.by_pattern and bool(self.codes)
 
     def sort_key(self) -> tuple:
-        # more specific patterns first, then more hits, then whatever showed up first in the input.
-        # Past SPECIFIC_ENOUGH literal characters a pattern is as good as unique: a longer literal
-        # (often a warning quoted whole) must not outrank an error matched on more lines.
-        return (-min(self.specificity, SPECIFIC_ENOUGH), -self.count, self.order, self.entry_id)
+        # benign last; then errors before plain lines before warnings; specific before weak evidence;
+        # patterns before codes; a pattern a code agrees with first; then the first in time (the
+        # cascade follows the cause), then more specific patterns and more hits. Past SPECIFIC_ENOUGH
+        # literal characters a pattern is as good as unique.
+        sev, spec, pat = self.quality
+        return (sev == SEV_BENIGN, -sev, -spec, -pat, not self.corroborated, self.pos,
+                -min(self.specificity, SPECIFIC_ENOUGH), -self.count, self.order, self.entry_id)
 
 
 @dataclass
@@ -103,6 +198,40 @@ class CodeHits:
     code: str
     count: int = 0
     first: Hit | None = None
+    family: str = ""
+    known: bool = False
+    generic: bool = False
+    severity: int = SEV_PLAIN
+    pos: Pos = (0, 0)
+
+
+@dataclass
+class LineEvent:
+    """An error-looking line kept for the fallback ranking and the first-failure analysis."""
+
+    source: str
+    line: int
+    text: str
+    severity: int
+    pos: Pos
+    timeout: bool = False
+    ts: tuple | None = None
+    rank: int | None = None
+    host: str | None = None
+    matched: bool = False  # a kb pattern matched it (not only a code)
+
+
+@dataclass
+class RankEvents:
+    """The first error and the first timeout one rank (or one input without ranks) showed."""
+
+    rank: int | None
+    source: str
+    host: str | None = None
+    first_error: LineEvent | None = None
+    first_timeout: LineEvent | None = None
+    errors: int = 0
+    timeouts: int = 0
 
 
 @dataclass
@@ -112,10 +241,15 @@ class ScanResult:
     entries: dict[str, EntryHits] = field(default_factory=dict)
     codes: dict[str, CodeHits] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    errors: list[LineEvent] = field(default_factory=list)
+    ranks: dict[tuple, RankEvents] = field(default_factory=dict)
+    benign: dict[str, list] = field(default_factory=dict)  # why -> [count, first Hit]
+    error_lines: int = 0
     files: int = 0
     bytes: int = 0
     lines: int = 0
     cut_lines: int = 0
+    partial: bool = False  # an input could not be read to its end (truncated .gz, I/O error)
     budget_exceeded: bool = False
     seconds: float = 0.0
     _seq: int = 0
@@ -201,7 +335,7 @@ def rules_from_entries(entries: Iterable) -> list[Rule]:
     """One Rule per pattern of every kb entry, plus one per CANN / torch_npu code in `error_codes`.
 
     A code alone is weak evidence (`EZ9999` is an internal error that many failures end in), so
-    its specificity is just its length: any real pattern of another entry outranks it.
+    its specificity is just its length and its kind is "code": any real pattern outranks it.
     """
     out = []
     for e in entries:
@@ -210,8 +344,100 @@ def rules_from_entries(entries: Iterable) -> list[Rule]:
                 out.append(Rule(e.id, p.regex, specificity(p.regex)))
         for code in e.error_codes:
             if _CODE_RE.fullmatch(code.encode()):
-                out.append(Rule(e.id, rf"\b{code}\b", len(code)))
+                out.append(Rule(e.id, rf"\b{code}\b", len(code), "code"))
     return out
+
+
+# -- one line --------------------------------------------------------------------------------
+
+def line_severity(text: str) -> int:
+    """SEV_BENIGN / SEV_WARNING / SEV_PLAIN / SEV_ERROR of one line: its first level marker decides
+    (`[ERROR]`, `WARNING`, `RuntimeError:`, `UserWarning:`, glog `[W ...]`), else error words make it an error."""
+    if benign_reason(text):
+        return SEV_BENIGN
+    head = text[:240]
+    for m in _LEVEL.finditer(head):
+        word = next(g for g in m.groups() if g)
+        up = word.upper()
+        if up in ("ERROR", "CRITICAL", "FATAL", "E", "F") or up.endswith(("ERROR", "EXCEPTION", "INTERRUPT", "EXIT")):
+            return SEV_ERROR
+        if up in ("WARNING", "WARN", "W") or up.endswith("WARNING"):
+            return SEV_WARNING
+        if up in ("INFO", "DEBUG", "EVENT", "TRACE"):
+            return SEV_PLAIN  # an INFO line with the word "failed" in it is still not an error line
+    return SEV_ERROR if _ERROR_WORDS.search(text) and not _TRACEBACK_HEAD.search(text) else SEV_PLAIN
+
+
+def benign_reason(text: str) -> str:
+    for rx, why in BENIGN:
+        if rx.search(text):
+            return why
+    return ""
+
+
+def timestamp(text: str) -> tuple | None:
+    """A comparable timestamp from the start of a line: (year or 0, month, day, h, m, s, fraction)."""
+    m = _TS.search(text, 0, 200)
+    if m is None:
+        return None
+    g = m.groups()
+    if g[0]:
+        frac = (g[6] or "") + (g[7] or "")
+        return (int(g[0]), int(g[1]), int(g[2]), int(g[3]), int(g[4]), int(g[5]), float("0." + (frac or "0")))
+    return (0, int(g[8]), int(g[9]), int(g[10]), int(g[11]), int(g[12]), float("0." + (g[13] or "0")))
+
+
+def line_rank(text: str) -> int | None:
+    """The rank a line names near its start (`[rank3]:`, `rank 3`, `RankID:3`, `(VllmWorker rank=3 ...)`)."""
+    m = _RANK.search(text, 0, 160)
+    return int(next(g for g in m.groups() if g)) if m else None
+
+
+def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
+    """Join hard-wrapped lines; returns (logical lines, index of the physical line each starts at).
+
+    A line is a wrap candidate when the next line goes on in lower case or punctuation (a new log
+    record starts upper-case, with `[` or a digit). Two kinds of wrap are recognised: a fixed-width
+    wrap (an 80/100/120-column terminal, or a width at least two candidates share exactly), joined as
+    is because the break falls anywhere, even mid-word; and a sentence broken at a space (a candidate
+    of 40+ characters ending in a letter, the next line starting with a lower-case word and no
+    indentation, not a log record with a level or timestamp), joined with a space.
+    """
+    texts = [ln.rstrip(b"\r") for ln in lines]
+    lengths = [len(t.decode("utf-8", "replace")) for t in texts]
+    cand = [60 <= lengths[i] <= 240 and bool(_WRAPPED_ON.match(texts[i + 1])) for i in range(len(texts) - 1)]
+    counts: dict[int, int] = {}
+    for i, c in enumerate(cand):
+        if c:
+            counts[lengths[i]] = counts.get(lengths[i], 0) + 1
+    widths = {80, 100, 120} | {w for w, n in counts.items() if n >= 2}
+    out: list[bytes] = []
+    starts: list[int] = []
+    i = 0
+    while i < len(texts):
+        cur, start = texts[i], i
+        while i + 1 < len(texts) and texts[i + 1].strip():
+            nxt = texts[i + 1]
+            if cand[i] and lengths[i] in widths:
+                cur += nxt
+            elif (40 <= lengths[i] <= 240 and _ENDS_MID.search(texts[i]) and _CONTINUES.match(nxt)
+                  and not _RECORD.match(texts[start])):
+                cur += b" " + nxt
+            else:
+                break
+            i += 1
+        out.append(cur)
+        starts.append(start)
+        i += 1
+    return out, starts
+
+
+_WRAPPED_ON = re.compile(rb"[a-z.,;:)'\"]")  # a continuation, not a new record (those start upper-case, [ or digits)
+_ENDS_MID = re.compile(rb"[A-Za-z,]$")
+# a machine log record (level, timestamp, glog prefix): its lines are never prose broken at a space
+_RECORD = re.compile(rb"\W{0,3}(\[?(ERROR|WARNING|WARN|INFO|DEBUG|EVENT|TRACE)\b|(20[0-9]{2}|[01][0-9])-[0-9]{2}[- ]|"
+                     rb"[IWEF][0-9]{4} )")
+_CONTINUES = re.compile(rb"[a-z]+[,;]?( |$)")
 
 
 @dataclass
@@ -219,15 +445,20 @@ class _Block:
     """What one block of lines matched, with line numbers relative to the block (0-based)."""
 
     newlines: int = 0
-    entries: dict[str, list] = field(default_factory=dict)  # id -> [count, spec, patterns, [(line, text)]]
-    codes: dict[str, list] = field(default_factory=dict)  # code -> [count, (line, text)]
+    entries: dict[str, list] = field(default_factory=dict)  # id -> [n, spec, pats, firsts, last, q, qline, codes]
+    codes: dict[str, list] = field(default_factory=dict)  # code -> [count, (line, text), family, known, generic, sev]
+    events: list[LineEvent] = field(default_factory=list)  # error lines (source/pos filled in at merge)
+    benign: dict[str, list] = field(default_factory=dict)  # why -> [count, (line, text)]
+    error_lines: int = 0
+    linemap: list[int] | None = None  # logical line -> physical line (unwrapped input)
 
 
 class Matcher:
     """All kb patterns compiled once; scans text, files and streams."""
 
     def __init__(self, rules: Sequence[Rule], engine: str = "auto", max_hits: int = 3,
-                 max_line: int = MAX_LINE, chunk: int = CHUNK) -> None:
+                 max_line: int = MAX_LINE, chunk: int = CHUNK, book: CodeBook | None = None,
+                 entry_ids: Iterable[str] | None = None) -> None:
         if engine == "auto":
             engine = "re2" if _re2 is not None else "re"
         if engine == "re2" and _re2 is None:
@@ -237,9 +468,26 @@ class Matcher:
         self.engine, self.max_hits, self.max_line, self.chunk = engine, max_hits, max_line, chunk
         self.notes: list[str] = []
         self.rules: list[Rule] = []
-        (self._compile_re2 if engine == "re2" else self._compile_re)(list(rules))
+        self._book = book
+        rules = list(rules)
+        # entries the error-code dictionary may link to: the kb's (default: those with rules)
+        self.entry_ids = frozenset(entry_ids if entry_ids is not None else (r.entry_id for r in rules))
+        (self._compile_re2 if engine == "re2" else self._compile_re)(rules)
+
+    @property
+    def book(self) -> CodeBook:
+        if self._book is None:
+            from envcheck.kb.codes import load_codes
+
+            self._book = load_codes()
+        return self._book
 
     # -- compilation -------------------------------------------------------------------------
+    def _prefilter_parts(self) -> tuple[list[str], list[str]]:
+        """(lean, full): lean finds pattern and code lines; full also error-looking lines."""
+        lean = [f"(?:{r.regex})" for r in self.rules] + list(CODE_REGEXES) + [NUMERIC_CODE_REGEX]
+        return lean, lean + [ERROR_WORDS_REGEX]
+
     def _compile_re2(self, rules: list[Rule]) -> None:
         opts = _re2.Options()
         opts.never_nl = True  # a match never spans lines, even through [^x] classes
@@ -257,8 +505,9 @@ class Matcher:
                 continue
             self._set.Add(r.regex.encode())
             self.rules.append(r)
-        parts = [f"(?:{r.regex})" for r in self.rules] + list(CODE_REGEXES)
-        self._pre = _re2.compile(("(?m)" + "|".join(parts)).encode(), opts)
+        lean, full = self._prefilter_parts()
+        self._pre_lean = _re2.compile(("(?m)" + "|".join(lean)).encode(), opts)
+        self._pre = _re2.compile(("(?m)" + "|".join(full)).encode(), opts)
         if self.rules:
             self._set.Compile()
 
@@ -275,8 +524,9 @@ class Matcher:
                 continue
             self._res.append(rx)
             self.rules.append(r)
-        parts = [f"(?:{r.regex})" for r in self.rules] + list(CODE_REGEXES)
-        self._pre_re = re.compile("|".join(parts).encode(), re.M)  # ^ after each newline, as with RE2
+        lean, full = self._prefilter_parts()
+        self._pre_re_lean = re.compile("|".join(lean).encode(), re.MULTILINE)
+        self._pre_re = re.compile("|".join(full).encode(), re.MULTILINE)  # ^ after each newline, as with RE2
 
     def _matches_empty(self, r: Rule, m: object) -> bool:
         """A pattern matching empty text would match every line: skip it, say so."""
@@ -300,7 +550,7 @@ class Matcher:
         return [self.rules[i] for i in self._confirm(b[:self.max_line].rstrip(b"\r\n"))]
 
     def scan_stream(self, stream: IO[bytes], source: str, result: ScanResult,
-                    budget: "float | Budget" = DEFAULT_BUDGET, workers: int | None = None,
+                    budget: float | Budget = DEFAULT_BUDGET, workers: int | None = None,
                     interactive: bool = False) -> bool:
         """Scan one binary stream into `result`. False when it was skipped as binary.
 
@@ -308,41 +558,59 @@ class Matcher:
         next block is read; results are merged in input order, so line numbers stay exact.
         `budget` is seconds or a Budget shared by several streams; with `interactive` (a pasted
         traceback on stdin) time spent waiting for input does not count against it.
+        An input no bigger than UNWRAP_MAX is unwrapped (hard-wrapped lines joined) first.
         """
         budget = budget if isinstance(budget, Budget) else Budget(budget)
         if workers is None:
             workers = min(4, os.cpu_count() or 1) if self.engine == "re2" else 1
         started = time.monotonic()
         blocks = _blocks(stream, self.chunk, self.max_line)
-        state = {"line_base": 0, "first": True}
+        state: dict[str, Any] = {"line_base": 0, "first": True, "file": result.files, "errors": 0}
         scan = self._scan_block_re2 if self.engine == "re2" else self._scan_block_re
         pool = ThreadPoolExecutor(workers) if workers > 1 else None
         pending: deque = deque()
         try:
+            ahead: list = []
             while True:
                 waited = time.monotonic()
                 try:
-                    block, start, end, cut = next(blocks)
+                    block, start, end, cut = ahead.pop() if ahead else next(blocks)
                 except StopIteration:
                     break
                 if interactive:
                     budget.deadline += time.monotonic() - waited
+                linemap = None
                 if state["first"]:
                     state["first"] = False
                     if b"\0" in block[start:start + BINARY_PROBE]:
                         result.notes.append(f"{source}: binary file skipped")
                         return False
                     result.files += 1
+                    if end - start <= UNWRAP_MAX and not cut:
+                        waited = time.monotonic()
+                        nxt = next(blocks, None)
+                        if interactive:
+                            budget.deadline += time.monotonic() - waited
+                        if nxt is None:  # the whole input is this one small block: unwrap it
+                            physical = block.count(b"\n", start, end)
+                            result.bytes += end - start
+                            block, start, end, linemap = _unwrapped(block, start, end)
+                        else:
+                            ahead.append(nxt)
                 if time.monotonic() > budget.deadline:
                     raise BudgetExceeded
-                result.bytes += end - start
+                if linemap is None:
+                    result.bytes += end - start
                 result.cut_lines += cut
-                if pool is None:
+                lean = state["errors"] >= ERROR_CAP
+                if pool is None or linemap is not None:  # an unwrapped input is one small block
                     with _alarm(budget.deadline if self.engine == "re" else None):
-                        found = scan(block, start, end, budget.deadline)
+                        found = scan(block, start, end, budget.deadline, lean, state["errors"])
+                    if linemap is not None:
+                        found.linemap, found.newlines = linemap, physical
                     self._merge(found, source, state, result)
                     continue
-                pending.append(pool.submit(scan, block, start, end, budget.deadline))
+                pending.append(pool.submit(scan, block, start, end, budget.deadline, lean, state["errors"]))
                 while len(pending) > workers:
                     self._merge(pending.popleft().result(), source, state, result)
             while pending:
@@ -366,18 +634,21 @@ class Matcher:
         return True
 
     # -- scanning ----------------------------------------------------------------------------
-    def _scan_block_re2(self, buf: bytes, start: int, end: int, deadline: float) -> _Block:
+    def _scan_block_re2(self, buf: bytes, start: int, end: int, deadline: float, lean: bool = False,
+                        errors_before: int = 0) -> _Block:
         """Lines buf[start:end] (ending in a newline) through the RE2 prefilter, hits confirmed."""
         out = _Block(newlines=buf.count(b"\n", start, end))
         try:
-            self._search_re2(buf, start, end, deadline, out)
+            self._search_re2(buf, start, end, deadline, out, lean, errors_before)
         except BudgetExceeded as exc:
             exc.partial = out
             raise
         return out
 
-    def _search_re2(self, buf: bytes, start: int, end: int, deadline: float, out: _Block) -> None:
-        search, pos, n = self._pre.search, start, 0
+    def _search_re2(self, buf: bytes, start: int, end: int, deadline: float, out: _Block, lean: bool,
+                    errors_before: int) -> None:
+        search = (self._pre_lean if lean else self._pre).search
+        pos, n = start, 0
         cpos, cline = start, 0  # newlines counted up to cpos
         while pos < end:
             m = search(buf, pos, end)
@@ -390,28 +661,35 @@ class Matcher:
             cline += buf.count(b"\n", cpos, ls)
             cpos = ls
             self._record(buf[ls:min(le, ls + self.max_line)], cline, out)
+            if not lean and errors_before + out.error_lines >= ERROR_CAP:
+                lean, search = True, self._pre_lean.search
             pos = le + 1
             n += 1
             if n % 256 == 0 and time.monotonic() > deadline:
                 raise BudgetExceeded
 
-    def _scan_block_re(self, buf: bytes, start: int, end: int, deadline: float) -> _Block:
+    def _scan_block_re(self, buf: bytes, start: int, end: int, deadline: float, lean: bool = False,
+                       errors_before: int = 0) -> _Block:
         """Lines buf[start:end] one by one through the Python re prefilter, hits confirmed."""
         out = _Block(newlines=buf.count(b"\n", start, end))
         try:
-            self._search_re(buf, start, end, deadline, out)
+            self._search_re(buf, start, end, deadline, out, lean, errors_before)
         except BudgetExceeded as exc:
             exc.partial = out
             raise
         return out
 
-    def _search_re(self, buf: bytes, start: int, end: int, deadline: float, out: _Block) -> None:
-        search, pos, n = self._pre_re.search, start, 0
+    def _search_re(self, buf: bytes, start: int, end: int, deadline: float, out: _Block, lean: bool,
+                   errors_before: int) -> None:
+        search = (self._pre_re_lean if lean else self._pre_re).search
+        pos, n = start, 0
         while pos < end:
             le = buf.find(b"\n", pos)
             le = end if le < 0 else le
             if search(buf, pos, min(le, pos + self.max_line)):
                 self._record(buf[pos:min(le, pos + self.max_line)], n, out)
+                if not lean and errors_before + out.error_lines >= ERROR_CAP:
+                    lean, search = True, self._pre_re_lean.search
             pos = le + 1
             n += 1
             if n % 1024 == 0 and time.monotonic() > deadline:
@@ -426,39 +704,94 @@ class Matcher:
         if line.endswith(b"\r"):
             line = line[:-1]
         matched = self._confirm(line)
-        codes = _CODE_RE.findall(line)
-        if not matched and not codes:
-            return
-        text = None
-        for code in dict.fromkeys(c.decode() for c in codes):
+        text = _excerpt(line)
+        from envcheck.kb.codes import scan_line
+
+        hits = scan_line(text, rel + 1, self.book) if (_CODE_RE.search(line) or _DIGIT.search(line)) else []
+        sev = line_severity(text)
+        if sev == SEV_BENIGN:
+            why = benign_reason(text)
+            b = out.benign.get(why)
+            if b is None:
+                out.benign[why] = [1, (rel, text)]
+            else:
+                b[0] += 1
+        codes = list(dict.fromkeys(h.code if h.family != "hccl" else f"hccl:{h.code}" for h in hits))
+        if not codes:  # the plain E-code regex also counts codes the dictionary reader leaves out
+            codes = list(dict.fromkeys(c.decode() for c in _CODE_RE.findall(line)))
+        infos = [h.info for h in hits]
+        wrapper = bool(infos) and all(i is not None and i.generic for i in infos)
+        fam = {(h.code if h.family != "hccl" else f"hccl:{h.code}"): h for h in hits}
+        for code in codes:
             ch = out.codes.get(code)
             if ch is None:
-                text = text or _excerpt(line)
-                out.codes[code] = [1, (rel, text)]
+                h = fam.get(code)
+                info = h.info if h else None
+                out.codes[code] = [1, (rel, text), h.family if h else "", info is not None,
+                                   bool(info and info.generic), sev]
             else:
                 ch[0] += 1
+        # evidence per entry on this line: (quality, specificity, pattern regex or None, linking code or None)
+        found: list[tuple[str, tuple[int, int, int], int, str | None, str | None]] = []
+        any_pattern = False
         for i in matched:
             rule = self.rules[i]
-            eh = out.entries.get(rule.entry_id)
+            if rule.kind == "pattern":
+                any_pattern = True
+                # a pattern on a wrapper line (all its codes generic: `... error code is 500001`,
+                # `ERR00100 PTA call acl api failed`) describes the wrapper, not the cause
+                specific = int(rule.specificity >= GENERIC_SPEC and not wrapper)
+                found.append((rule.entry_id, (sev, specific, 1), rule.specificity, rule.regex, None))
+            else:
+                listed = rule.regex[2:-2]  # \bEI0006\b
+                info = self.book.get(listed)
+                found.append((rule.entry_id, (sev, int(not (info and info.generic)), 0), rule.specificity,
+                              None, listed))
+        for h in hits:  # the dictionary links codes to the entries that treat them
+            if h.info is not None:
+                for linked in h.info.entries:
+                    if linked in self.entry_ids:
+                        found.append((linked, (sev, int(not h.info.generic), 0), len(h.code), None, h.code))
+        for eid, q, spec, regex, via in found:
+            eh = out.entries.get(eid)
             if eh is None:
-                eh = out.entries[rule.entry_id] = [0, 0, set(), [], -1]
-            eh[1] = max(eh[1], rule.specificity)
-            eh[2].add(rule.regex)
-            if eh[4] == rel:  # another pattern of the same entry on the same line
+                eh = out.entries[eid] = [0, 0, set(), [], -1, q, rel, set()]
+            eh[1] = max(eh[1], spec)
+            if regex is not None:
+                eh[2].add(regex)
+            if via is not None:
+                eh[7].add(via)
+            if q > eh[5]:
+                eh[5], eh[6] = q, rel
+            if eh[4] == rel:  # more evidence for the same entry on the same line
                 continue
             eh[4] = rel
             eh[0] += 1
             if len(eh[3]) < self.max_hits:
-                text = text or _excerpt(line)
                 eh[3].append((rel, text))
+        waiting = bool(_TIMEOUT.search(text)) or any(
+            h.info is not None and (h.info.category == "hccl-timeout" or "TIMEOUT" in h.info.name.upper())
+            for h in hits)
+        if sev == SEV_ERROR or (found and waiting):
+            if sev == SEV_ERROR:
+                out.error_lines += 1
+            out.events.append(LineEvent("", rel, text, sev, (0, rel), timeout=waiting,
+                                        ts=timestamp(text), rank=line_rank(text), matched=any_pattern))
 
     def _merge(self, blk: _Block, source: str, state: dict, result: ScanResult) -> None:
-        base = state["line_base"]
-        for code, (count, (rel, text)) in blk.codes.items():
-            ch = result.codes.setdefault(code, CodeHits(code))
+        base, fidx, lm = state["line_base"], state["file"], blk.linemap
+
+        def phys(rel: int) -> int:
+            return base + (lm[rel] if lm is not None else rel) + 1
+
+        for code, (count, (rel, text), family, known, generic, sev) in blk.codes.items():
+            ch = result.codes.get(code)
+            if ch is None:
+                ch = result.codes[code] = CodeHits(code, family=family, known=known, generic=generic,
+                                                   severity=sev, pos=(fidx, phys(rel)))
+                ch.first = Hit(source, phys(rel), text)
             ch.count += count
-            ch.first = ch.first or Hit(source, base + rel + 1, text)
-        for eid, (count, spec, pats, firsts, _) in blk.entries.items():
+        for eid, (count, spec, pats, firsts, _, q, qrel, linked) in blk.entries.items():
             eh = result.entries.get(eid)
             if eh is None:
                 result._seq += 1
@@ -466,9 +799,51 @@ class Matcher:
             eh.count += count
             eh.specificity = max(eh.specificity, spec)
             eh.patterns |= pats
+            eh.codes |= linked
+            if q > eh.quality:
+                eh.quality, eh.pos = q, (fidx, phys(qrel))
             for rel, text in firsts[:max(0, self.max_hits - len(eh.first))]:
-                eh.first.append(Hit(source, base + rel + 1, text))
+                eh.first.append(Hit(source, phys(rel), text))
+        for why, (count, (rel, text)) in blk.benign.items():
+            b = result.benign.get(why)
+            if b is None:
+                result.benign[why] = [count, Hit(source, phys(rel), text)]
+            else:
+                b[0] += count
+        result.error_lines += blk.error_lines
+        state["errors"] += blk.error_lines
+        for ev in blk.events:
+            ev.source, ev.line = source, phys(ev.line)
+            ev.pos = (fidx, ev.line)
+            if ev.severity == SEV_ERROR and len(result.errors) < KEEP_ERRORS:
+                result.errors.append(ev)
+            _track_rank(result, ev)
         state["line_base"] = base + blk.newlines
+
+
+_DIGIT = re.compile(rb"[0-9]")
+
+
+def _track_rank(result: ScanResult, ev: LineEvent) -> None:
+    """Keep the first error and the first timeout per (input, rank); a Python traceback's header is no event."""
+    key = (ev.source, ev.rank)
+    re_ = result.ranks.get(key)
+    if re_ is None:
+        if len(result.ranks) >= MAX_RANKS:
+            return
+        re_ = result.ranks[key] = RankEvents(ev.rank, ev.source)
+    if ev.timeout:
+        re_.timeouts += 1
+        if re_.first_timeout is None:
+            re_.first_timeout = ev
+    elif ev.severity == SEV_ERROR:
+        re_.errors += 1
+        if re_.first_error is None:
+            re_.first_error = ev
+    if re_.host is None:
+        m = _HOST.search(ev.text)
+        if m:
+            re_.host = m.group(1)
 
 
 def _excerpt(line: bytes) -> str:
@@ -476,7 +851,16 @@ def _excerpt(line: bytes) -> str:
     return text if len(text) <= EXCERPT else text[:EXCERPT] + " …"
 
 
-def _blocks(stream: IO[bytes], chunk: int, max_line: int) -> Iterator[tuple[bytes, int, int, int]]:
+def _unwrapped(block: bytes, start: int, end: int) -> tuple[bytes, int, int, list[int]]:
+    """The block's lines unwrapped, as a new block, and the physical line each logical line starts at."""
+    phys = block[start:end].split(b"\n")[:-1]  # the block ends in a newline
+    logical, starts = unwrap(phys)
+    data = b"\n".join(logical) + b"\n" if logical else b""
+    return data, 0, len(data), starts
+
+
+
+def _blocks(stream: IO[bytes], chunk: int, max_line: int) -> Generator[tuple[bytes, int, int, int], None, None]:
     """(buffer, start, end, lines cut): buffer[start:end] is whole lines, each ending in a newline.
 
     Big reads are passed on without copying; only a line split across two reads is joined
@@ -532,7 +916,7 @@ class _alarm:
         self.active = (deadline is not None and hasattr(signal, "setitimer")
                        and threading.current_thread() is threading.main_thread())
 
-    def __enter__(self) -> "_alarm":
+    def __enter__(self) -> _alarm:
         if self.active:
             remaining = max(self.deadline - time.monotonic(), 0.001)  # type: ignore[operator]
             self.old = signal.signal(signal.SIGALRM, _raise_budget)
@@ -555,4 +939,4 @@ def kb_matcher(root: str | None = None, engine: str = "auto") -> Matcher:
     from envcheck.kb.entries import load_kb
 
     kb = load_kb(root)
-    return Matcher(rules_from_entries(kb.entries), engine=engine)
+    return Matcher(rules_from_entries(kb.entries), engine=engine, entry_ids=[e.id for e in kb.entries])

@@ -53,18 +53,34 @@ def _xml(root: ET.Element) -> str:
 
 
 def render_diagnose(result: DiagnoseResult, **_: Any) -> str:
-    """One failing testcase per matched kb entry (a CI gate on logs)."""
+    """One failing testcase per kb entry the input points to (a CI gate on logs), one for the first
+    failing rank; known-harmless warnings pass with a note."""
     root = ET.Element("testsuites", name="envcheck diagnose")
-    n = len(result.matches)
+    real = [m for m in result.matches if m.severity != "benign"]
+    n = len(result.matches) + (1 if result.first_failure else 0)
+    nfail = len(real) + (1 if result.first_failure else 0)
     root.set("tests", str(n))
-    root.set("failures", str(n))
-    suite = ET.SubElement(root, "testsuite", name="Diagnose", tests=str(n), failures=str(n))
+    root.set("failures", str(nfail))
+    suite = ET.SubElement(root, "testsuite", name="Diagnose", tests=str(n), failures=str(nfail))
+    ff = result.first_failure
+    if ff:
+        who = f"rank {ff['rank']}" if ff.get("rank") is not None else str(ff.get("file"))
+        case = ET.SubElement(suite, "testcase", classname="envcheck.diagnose.first-failure",
+                             name=f"first failure: {who}")
+        waited = ", ".join(str(w.get("rank") if w.get("rank") is not None else w.get("file"))
+                           for w in ff.get("others_timed_out") or [])
+        text = f"{ff.get('file')}:{ff.get('line')}: {ff.get('text')}"
+        text += f"\nonly timed out: {waited}" if waited else ""
+        ET.SubElement(case, "failure", message=f"{who} failed first", type="first-failure").text = text
     for m in result.matches:
         case = ET.SubElement(suite, "testcase", classname=f"envcheck.diagnose.{m.category or 'kb'}",
                              name=f"{m.id}: {m.title or m.id}")
         body = [f"{h.get('file')}:{h.get('line')}: {h.get('text')}" for h in m.lines]
+        if m.severity == "benign":
+            ET.SubElement(case, "system-out").text = "known harmless warning\n" + "\n".join(body)
+            continue
         if m.fix:
             body.append(f"fix: {m.fix}")
-        body.append(f"kb: {m.id}")
+        body.append(f"kb: {m.id} (confidence: {m.confidence})")
         ET.SubElement(case, "failure", message=m.title or m.id, type=m.id).text = "\n".join(body)
     return _xml(root)

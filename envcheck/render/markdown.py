@@ -60,12 +60,24 @@ def render(report: Report, verbose: bool = False, **_: Any) -> str:
 
 def render_diagnose(result: DiagnoseResult, **_: Any) -> str:
     st = result.stats
+    real = [m for m in result.matches if m.severity != "benign"]
     out = ["## envcheck diagnose", "",
-           f"{len(result.matches)} matching kb entr{'y' if len(result.matches) == 1 else 'ies'} in "
-           f"{st.get('files', 0)} input(s), {st.get('lines', 0):,} lines", ""]
+           f"{len(real)} matching kb entr{'y' if len(real) == 1 else 'ies'} in "
+           f"{st.get('files', 0)} input(s), {st.get('lines', 0):,} lines, {st.get('error_lines', 0):,} error lines", ""]
+    ff = result.first_failure
+    if ff:
+        out += ["### First failure", "", f"**{cell(_who(ff))}** at `{cell(str(ff.get('file')))}:{ff.get('line')}`"
+                + (f" ({ff['timestamp']})" if ff.get("timestamp") else ""), "", fence(str(ff.get("text", ""))), ""]
+        waited = ff.get("others_timed_out") or []
+        if waited:
+            out += [f"Only timed out waiting for it: {cell(', '.join(_who(w) for w in waited))}", ""]
+        failed = ff.get("others_failed") or []
+        if failed:
+            out += [f"Failed later: {cell(', '.join(_who(w) for w in failed))}", ""]
     if result.matches:
-        out += ["| # | kb entry | Category | Hits |", "| --- | --- | --- | --- |"]
-        out += [f"| {i} | `{m.id}`: {cell(m.title)} | {m.category} | {m.hits} |"
+        out += ["| # | kb entry | Category | Confidence | Hits |", "| --- | --- | --- | --- | --- |"]
+        out += [f"| {i} | `{m.id}`: {cell(m.title)} | {m.category} | "
+                f"{'benign warning' if m.severity == 'benign' else m.confidence} | {m.hits} |"
                 for i, m in enumerate(result.matches, 1)]
         out.append("")
     for i, m in enumerate(result.matches, 1):
@@ -73,12 +85,28 @@ def render_diagnose(result: DiagnoseResult, **_: Any) -> str:
         lines = "\n".join(f"{h.get('file')}:{h.get('line')}: {h.get('text')}" for h in m.lines)
         if lines:
             out += [fence(lines), ""]
-        if m.fix:
+        if m.fix and m.severity != "benign":
             out += [f"**Fix:** {m.fix}", ""]
         out += [f"More: `{m.kb_show}`" + (f" · {m.page}" if m.page else ""), ""]
+    if result.codes:
+        out += ["### Error codes found", "", "| Code | Name | Category | Meaning | Count |",
+                "| --- | --- | --- | --- | --- |"]
+        out += [f"| `{c.code}` | {cell(c.name)} | {c.category}{' (generic)' if c.generic else ''} | "
+                f"{cell(c.meaning)} | {c.count} |" for c in result.codes]
+        out.append("")
     if result.unknown_codes:
         out += ["### Error codes no kb entry knows yet", ""]
         out += [f"- `{c.code}` ×{c.count}" for c in result.unknown_codes] + [""]
+    if result.benign:
+        out += ["### Known harmless warnings", ""]
+        out += [f"- ×{b.get('count')} `{cell(str(b.get('file')))}:{b.get('line')}`: {cell(str(b.get('why')))}"
+                for b in result.benign] + [""]
     if result.notes:
         out += ["<details><summary>Notes</summary>", ""] + [f"- {n}" for n in result.notes] + ["", "</details>", ""]
     return "\n".join(out)
+
+
+def _who(p: dict[str, Any]) -> str:
+    if p.get("rank") is not None:
+        return f"rank {p['rank']}" + (f" on {p['host']}" if p.get("host") else "")
+    return (f"{p['host']}: " if p.get("host") else "") + str(p.get("file"))

@@ -356,44 +356,97 @@ class TextStream:
 
 
 def render_diagnose(result: DiagnoseResult, verbose: bool = False, color: bool = False, **_: Any) -> str:
-    """The diagnosis as text: the matching entries, best first, with their lines and the fix."""
+    """The diagnosis as text: the first failing rank, the entries best first (with how sure each is,
+    its lines and the fix), what the error codes mean, codes nobody knows, harmless warnings, notes."""
     d = result.to_dict()
+
     def bold(s: str) -> str:
         return f"\x1b[1m{s}\x1b[0m" if color else s
 
     st = d["stats"]
     where = (f"{st['files']} input{'s' if st['files'] != 1 else ''} "
              f"({st['lines']:,} lines, {st['bytes'] / 1e6:.1f} MB, {st['seconds']:.2f} s)")
+    real = [m for m in d["matches"] if m.get("severity") != "benign"]
+    errors = st.get("error_lines", 0)
     out = []
-    if d["matches"]:
-        n = len(d["matches"])
-        out.append(f"envcheck diagnose: {n} matching kb entr{'ies' if n != 1 else 'y'} in {where}")
+    if real and all(m.get("confidence") == "likely" for m in real):
+        out.append(f"envcheck diagnose: no kb pattern matched the {errors:,} error line{'s' if errors != 1 else ''} "
+                   f"in {where}; the closest kb entries (likely):")
+    elif real:
+        n = len(real)
+        how = {c: sum(1 for m in real if m.get("confidence") == c) for c in ("matched", "code", "likely")}
+        detail = ", ".join(f"{v} {'by error code' if c == 'code' else c}" for c, v in how.items() if v)
+        out.append(f"envcheck diagnose: {n} matching kb entr{'ies' if n != 1 else 'y'} in {where}"
+                   + (f" ({detail})" if how["matched"] != n else ""))
+    elif errors or d["codes"] or d["unknown_codes"]:
+        out.append(f"envcheck diagnose: no kb entry matched the {errors:,} error line{'s' if errors != 1 else ''} "
+                   f"in {where}")
     else:
         out.append(f"envcheck diagnose: no known pitfall found in {where}")
-    for i, m in enumerate(d["matches"], 1):
+    ff = d.get("first_failure")
+    if ff:
         out.append("")
-        out.append(f"{i:2d}. {bold(m['id'])}  [{m['category']}]  {m['hits']} hit{'s' if m['hits'] != 1 else ''}")
+        out.append(f"First failure: {_who(ff)} at {ff['file']}:{ff['line']}"
+                   + (f" ({ff['timestamp']})" if ff.get("timestamp") else ""))
+        out.append(f"    {ff['text']}")
+        waited = ff.get("others_timed_out") or []
+        if waited:
+            out.append(f"    {len(waited)} other{'s' if len(waited) != 1 else ''} only timed out waiting for it: "
+                       + ", ".join(_who(w) for w in waited))
+        failed = ff.get("others_failed") or []
+        if failed:
+            out.append("    failed later: " + ", ".join(_who(w) for w in failed))
+    for i, m in enumerate(d["matches"], 1):
+        conf = "benign warning" if m.get("severity") == "benign" else m.get("confidence", "matched")
+        out.append("")
+        out.append(f"{i:2d}. {bold(m['id'])}  [{m['category']}]  {m['hits']} hit{'s' if m['hits'] != 1 else ''}"
+                   f"  ({conf})")
         if m["title"]:
             out.append(f"    {m['title']}")
         for h in m["lines"]:
             out.append(f"    {h['file']}:{h['line']}: {h['text']}")
         if m["more_hits"]:
             out.append(f"    … {m['more_hits']} more hit{'s' if m['more_hits'] != 1 else ''}")
+        if m.get("codes"):
+            out.append(f"    codes: {', '.join(m['codes'])}")
         if verbose:
-            out.append(f"    specificity: {m['specificity']}")
+            out.append(f"    specificity: {m['specificity']}; severity: {m.get('severity')}")
         fix = (m["fix"] or "").splitlines()
-        if fix:
+        if fix and m.get("severity") != "benign":
             out.append(f"    fix: {fix[0]}")
             out.extend(f"         {line}" for line in fix[1:])
         out.append(f"    more: {m['kb_show']}; site: {m['page']}")
+    if d["codes"]:
+        out.append("")
+        out.append("Error codes found:")
+        for c in d["codes"]:
+            first = c["first"] or {}
+            tag = ", generic: look at the first specific error near it" if c["generic"] else ""
+            out.append(f"    {c['code']:<9} {c['name']} ×{c['count']} [{c['category']}{tag}]")
+            out.append(f"              {c['meaning']}")
+            if verbose:
+                out.append(f"              {first.get('file')}:{first.get('line')}: {first.get('text')}")
     if d["unknown_codes"]:
         out.append("")
-        out.append("Error codes no kb entry knows yet (worth a kb entry):")
+        out.append("Error codes no kb entry knows yet (not in the error-code dictionary either; worth a kb entry):")
         for c in d["unknown_codes"]:
             first = c["first"] or {}
-            out.append(f"    {c['code']:<9} ×{c['count']:<5} {first.get('file')}:{first.get('line')}: {first.get('text')}")
+            out.append(f"    {c['code']:<9} ×{c['count']:<5} {first.get('file')}:{first.get('line')}: "
+                       f"{first.get('text')}")
+    if d.get("benign"):
+        out.append("")
+        out.append("Known harmless warnings (not the cause):")
+        for b in d["benign"]:
+            out.append(f"    ×{b['count']:<5} {b['file']}:{b['line']}: {b['why']}")
     if d["notes"]:
         out.append("")
         out.append("Notes:")
         out.extend(f"    {n}" for n in d["notes"])
     return "\n".join(out) + "\n"
+
+
+def _who(p: dict[str, Any]) -> str:
+    """'rank 3 on node-a' / 'rank 3' / the file, for the first-failure lines."""
+    if p.get("rank") is not None:
+        return f"rank {p['rank']}" + (f" on {p['host']}" if p.get("host") else "")
+    return (f"{p['host']}: " if p.get("host") else "") + str(p.get("file"))

@@ -87,7 +87,9 @@ def test_gzip_detected_by_magic_and_corrupt_gzip_is_a_note(diag, tmp_path):
     r = diag(str(good), str(bad), "--json")
     d = r.json()
     assert [m["id"] for m in d["matches"]] == ["fx-npu-oom"]
-    assert any(n.startswith(f"{bad}: read error") for n in d["notes"]), d["notes"]
+    # issue 14: the readable part is scanned, the note says how much was read, the exit is not ok
+    assert any(n.startswith(f"{bad}: truncated .gz: read 260 lines") for n in d["notes"]), d["notes"]
+    assert r.rc == 2 and d["exit_code"] == 2 and d["stats"]["lines"] == 1 + 260  # 259 whole lines and the cut one
 
 
 def test_unknown_codes_listed_separately(diag, tmp_path):
@@ -96,11 +98,18 @@ def test_unknown_codes_listed_separately(diag, tmp_path):
                    "[ERROR] 2025-01-15-20:59:48 (PID:6038, Device:0, RankID:-1) ERR04005 PROF internal error\n")
     r = diag(str(log))
     assert r.rc == 1
+    # issue 11: unknown means in no kb entry and not in the error-code dictionary; known codes are
+    # listed with what they mean (ERR04005 is torch_npu's PROF INTERNAL, EZ9999 aclnn's inner error)
     block = r.out.split("Error codes no kb entry knows yet")[1]
-    assert "EQ7777" in block and "ERR04005" in block and "EZ9999" not in block
+    assert "EQ7777" in block and "ERR04005" not in block and "EZ9999" not in block
+    known = r.out.split("Error codes found:")[1].split("Error codes no kb entry")[0]
+    assert "EZ9999" in known and "ERR04005" in known and "EQ7777" not in known
     d = diag(str(log), "--json").json()
-    assert [c["code"] for c in d["unknown_codes"]] == ["EQ7777", "ERR04005"]
+    assert [c["code"] for c in d["unknown_codes"]] == ["EQ7777"]
     assert d["unknown_codes"][0]["first"]["line"] == 2
+    codes = {c["code"]: c for c in d["codes"]}
+    assert set(codes) == {"EZ9999", "ERR04005"} and codes["EZ9999"]["generic"] is True
+    assert codes["ERR04005"]["family"] == "torch_npu" and codes["ERR04005"]["first"]["line"] == 3
 
 
 def test_unknown_code_alone_still_exits_1(diag, tmp_path):

@@ -1,0 +1,236 @@
+"""Layered matching (kb patterns, error codes, ranked fallback), ranking that follows the failure,
+unwrapping of hard-wrapped pastes, `explain` for error codes, and input safety (issues 11 and 14).
+
+The texts below are the examples issue 11 lists, not field-corpus excerpts.
+"""
+from __future__ import annotations
+
+import io
+import os
+
+import pytest
+
+from envcheck.kb.diagnose import DiagnoseResult, Match, diagnose
+from envcheck.kb.match import ERROR_CAP, KEEP_ERRORS, ScanResult, kb_matcher, line_severity, unwrap
+
+DOUBLE = ("[W304 09:58:01.220133446 compiler_depend.ts:164] Warning: Warning: Device do not support double dtype "
+          "now, dtype cast repalce with float. (function operator())")
+EI0006 = ("EI0006: [PID: 3100] 2025-03-04-10:00:12.000.001 Getting socket times out. Reason: 1. The remote does not "
+          "initiate a connect request. some NPUs did not start a task or it is abnormal.")
+FALLBACK = ("[W compiler_depend.ts:51] Warning: CAUTION: The operator 'aten::isin.Tensor_Tensor_out' is not currently "
+            "supported on the NPU backend and will fall back to run on the CPU. This may have performance "
+            "implications. (function npu_cpu_fallback)")
+
+
+def run(tmp_path, text: str, name: str = "paste.log") -> DiagnoseResult:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return diagnose([str(p)])
+
+
+def test_an_acl_code_alone_is_explained_not_unknown(tmp_path):
+    r = run(tmp_path, "RuntimeError: copy_d2d:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:67 NPU function "
+                      "error: c10_npu::acl::AclrtSynchronizeStreamWithTimeout(copy_stream), error code is 507001\n")
+    assert r.unknown_codes == ()
+    (c,) = r.codes
+    assert (c.code, c.name, c.generic) == ("507001", "ACL_ERROR_RT_TS_ERROR", True)
+    assert r.exit_code == 1 and r.stats["error_lines"] == 1
+
+
+@pytest.mark.parametrize("text, entry", [
+    ("(EngineCore_DP0 pid=1) ValueError: Free memory on device (8.0/64.0 GiB) on startup is less than desired "
+     "GPU memory utilization (0.9, 57.6 GiB). Decrease GPU memory utilization or reduce GPU memory used by other "
+     "processes.\n", "npu-out-of-memory"),
+    ("{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 1e-05, 'epoch': 0.5}\n", "nan-loss-gradient-explosion"),
+    ("RuntimeError: Ascend kernel runtime initialization failed\n", "driver-too-old-for-cann"),
+])
+def test_issue_examples_are_recognised(tmp_path, text, entry):
+    r = run(tmp_path, text)
+    assert r.matches and r.matches[0].id == entry and r.matches[0].confidence == "matched"
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_hard_wrapped_warning_is_joined(tmp_path, width):
+    # an N-column terminal: the break falls anywhere, mid-word too ("... and w" / "ill fall back")
+    wrapped = "\n".join(FALLBACK[i:i + width] for i in range(0, len(FALLBACK), width))
+    assert wrapped.count("\n") >= 1
+    r = run(tmp_path, "some output\n" + wrapped + "\nnext line\n")
+    (m,) = [m for m in r.matches if m.id == "cpu-fallback-silent"]
+    assert m.lines[0]["line"] == 2  # the physical line the joined sentence starts on
+    assert "will fall back to run on the CPU" in m.lines[0]["text"]
+    assert r.stats["lines"] == 3 + wrapped.count("\n")
+
+
+def test_unwrap_rules():
+    lines = [b"Warning: CAUTION: The operator 'torchvision::nms' is not currently supported on the NPU backend and w",
+             b"ill fall back to run on the CPU.",
+             b"Warning: CAUTION: The operator 'aten::isin.Tensor_Tensor_out' is not currently supported on the NPU b",
+             b"ackend and will fall back to run on the CPU.",
+             b"[INFO] RUNTIME(1,python3):2024-07-04-14:14:25.036.721 [stars_engine.cc:1321] task_id=1 ok........",
+             b"[INFO] RUNTIME(1,python3):2024-07-04-14:14:25.036.721 [stars_engine.cc:1321] task_id=2 ok........",
+             b"EZ9999: Inner Error!",
+             b"RuntimeError: the worker found that the model and the tokenizer disagree about",
+             b"the vocabulary size"]
+    out, starts = unwrap(lines)
+    # two lines of the same width broken mid-sentence: a fixed-width wrap, joined as is
+    assert out[0].endswith(b"backend and will fall back to run on the CPU.")
+    assert out[1].endswith(b"NPU backend and will fall back to run on the CPU.")
+    assert out[2:5] == lines[4:7]  # equal-length log records stay apart
+    assert out[5] == lines[7] + b" " + lines[8]  # a sentence broken at a space
+    assert starts == [0, 2, 4, 5, 6, 7]
+    # a log record ending in a word is not prose: the next lower-case line stays apart
+    rec = [b"[INFO] RUNTIME(1,python3):2024-07-04-14:14:25.036.721 [stars_engine.cc:1321] task ok",
+           b"error code is 507033"]
+    assert unwrap(rec)[0] == rec
+
+
+def test_benign_warning_never_first_and_how_to_never_above_a_diagnosis(tmp_path):
+    text = "\n".join([
+        DOUBLE,
+        "[rank0]: RuntimeError: ... ERR02200 DIST call hccl api failed.",
+        EI0006,
+        "[ERROR] HCCL(3100,python3):2025-03-04-10:00:12.000.002 [hccl_socket_manager.cc:813] [3101][Wait]"
+        "[LinkEstablish]wait socket establish timeout, role[0] rank[0] timeout[120 s]",
+    ]) + "\n"
+    r = run(tmp_path, text)
+    ids = [m.id for m in r.matches]
+    assert r.matches[0].category in ("hccl-init", "rank-config") and r.matches[0].severity == "error"
+    benign = [m for m in r.matches if m.severity == "benign"]
+    assert benign and ids.index(benign[0].id) == len(ids) - len(benign)
+    if "preflight-allreduce-selfcheck" in ids:
+        assert ids.index("preflight-allreduce-selfcheck") > ids.index("hccl-connect-timeout")
+    assert r.benign[0]["line"] == 1 and "harmless" in r.benign[0]["why"]
+
+
+def test_benign_only_is_no_problem(tmp_path):
+    r = run(tmp_path, DOUBLE + "\nstep 1 loss 2.3\n")
+    assert r.exit_code == 0 and r.stats["error_lines"] == 0
+    assert all(m.severity == "benign" for m in r.matches)
+
+
+def test_errors_over_warnings_and_first_error_over_its_cascade(tmp_path):
+    text = "\n".join([
+        FALLBACK,
+        "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.96 GiB total capacity)",
+        "[rank0]:[E304 10:32:48.1 ProcessGroupHCCL.cpp:606] [Rank 0] Watchdog caught collective operation timeout: "
+        "WorkHCCL(SeqNum=1, OpType=ALLREDUCE) ran for 1800513 milliseconds before timing out.",
+    ]) + "\n"
+    r = run(tmp_path, text)
+    ids = [m.id for m in r.matches]
+    assert ids[0] == "npu-out-of-memory"
+    assert ids.index("hccl-timeout") < ids.index("cpu-fallback-silent")  # errors, then the warning
+
+
+def test_code_and_likely_confidence(tmp_path):
+    r = run(tmp_path, "[ERROR] HCCL(1,python3):2025-01-01-00:00:00.000.000 init failed\nEI0014: topo missing\n")
+    assert any(m.confidence == "code" and "EI0014" in m.codes for m in r.matches)
+    r = run(tmp_path, "RuntimeError: the vocabulary of the tokenizer does not match the checkpoint shards\n")
+    assert r.matches and {m.confidence for m in r.matches} == {"likely"}
+    assert r.exit_code == 1
+
+
+def test_no_known_pitfall_only_without_error_lines(tmp_path):
+    r = run(tmp_path, "step 1 loss 2.31\nstep 2 loss 2.30\n")
+    assert not r.matches and r.exit_code == 0 and r.stats["error_lines"] == 0
+    from envcheck.render import render
+
+    assert "no known pitfall found" in render(r, "text")
+    r = run(tmp_path, "zqxj failed: qqqq wwww\n")
+    assert r.exit_code == 1 and "no known pitfall" not in render(r, "text")
+
+
+def test_match_round_trip_and_old_documents():
+    m = Match("a", "t", "numerics", 1, 20, ({"file": "f", "line": 1, "text": "x"},), 0, "", "", "",
+              confidence="likely", severity="warning", codes=("EI0006",))
+    assert Match.from_dict(m.to_dict()) == m
+    old = {k: v for k, v in m.to_dict().items() if k not in ("confidence", "severity", "codes")}
+    assert Match.from_dict(old).confidence == "matched"
+
+
+def test_codes_are_read_only_on_prefiltered_lines(monkeypatch):
+    calls = []
+    import envcheck.kb.codes as codes
+
+    orig = codes.scan_line
+
+    def counting(line, lineno=1, book=None):
+        calls.append(line)
+        return orig(line, lineno, book)
+
+    monkeypatch.setattr(codes, "scan_line", counting)
+    noise = "[INFO] RUNTIME(1,python3):2024-07-04-14:14:25.036.721 [stars_engine.cc:1321] task_id=%d ok\n"
+    text = "".join(noise % i for i in range(2000)) + "error code is 507033\n" + "".join(noise % i for i in range(50))
+    r = kb_matcher().scan_text(text)
+    assert calls == ["error code is 507033"] and "507033" in r.codes
+
+
+def test_error_lines_are_capped_but_patterns_still_found():
+    text = "".join(f"RuntimeError: something odd {i}\n" for i in range(ERROR_CAP + 500))
+    text += "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.96 GiB total capacity)\n"
+    r = ScanResult()
+    kb_matcher().scan_stream(io.BytesIO(text.encode()), "big.log", r, workers=1)
+    assert r.error_lines == ERROR_CAP + 1 and len(r.errors) == KEEP_ERRORS  # the cap, then only kb/code lines
+    assert r.entries["npu-out-of-memory"].first[0].line == ERROR_CAP + 501
+
+
+@pytest.mark.parametrize("line, sev", [
+    ("[ERROR] HCCL(1,python3): x", 3), ("RuntimeError: x", 3), ("[W compiler_depend.ts:51] Warning: x failed", 1),
+    ("UserWarning: something is not supported", 1), ("[INFO] task failed=0", 2), ("step 3 loss 2.1", 2),
+    ("Traceback (most recent call last):", 2), (DOUBLE, 0), ("E   RuntimeError: x", 3),
+])
+def test_line_severity(line, sev):
+    assert line_severity(line) == sev
+
+
+def test_explain_error_codes(cli):
+    r = cli("explain", "507001")
+    assert r.rc == 0 and "ACL_ERROR_RT_TS_ERROR" in r.out and "device-runtime-error" in r.out and "source:" in r.out
+    r = cli("explain", "ei0006", "--json")
+    d = r.json()
+    assert d["kind"] == "error-code" and d["candidates"][0]["code"] == "EI0006"
+    assert "hccl-connect-timeout" in d["candidates"][0]["kb"]
+    r = cli("explain", "hccl:9")
+    assert r.rc == 0 and "HCCL_E_TIMEOUT" in r.out
+    r = cli("explain", "EQ1234")
+    assert r.rc == 2 and r.err.count("\n") == 1 and "unknown check or error code" in r.err
+
+
+def test_fifo_is_a_one_line_usage_error(cli, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    r = cli("diagnose", str(fifo))
+    assert r.rc == 2 and r.err.count("\n") == 1 and "named pipe" in r.err
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads any directory")
+def test_unreadable_directory_is_a_note_and_not_ok(cli, tmp_path):
+    (tmp_path / "ok.log").write_text("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0)\n")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "x.log").write_text("x\n")
+    locked.chmod(0)
+    try:
+        r = cli("diagnose", str(tmp_path), "--json")
+    finally:
+        locked.chmod(0o755)
+    d = r.json()
+    assert r.rc == 2 and any("cannot read directory" in n for n in d["notes"])
+    assert d["matches"][0]["id"] == "npu-out-of-memory"  # the readable part is still diagnosed
+
+
+def test_walk_errors_become_notes_and_a_non_ok_exit(tmp_path, monkeypatch):
+    # the same wiring as above, for runs as root (which reads every directory): safeio.walk_errors decides
+    import envcheck.safeio as safeio
+
+    (tmp_path / "ok.log").write_text("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0)\n")
+    real = safeio.walk_errors
+
+    def walk(top):
+        files, errors = real(top)
+        return files, errors + [f"{top}/locked: cannot read directory (Permission denied)"]
+
+    monkeypatch.setattr(safeio, "walk_errors", walk)
+    r = diagnose([str(tmp_path)])
+    assert r.exit_code == 2 and r.stats["incomplete_inputs"]
+    assert f"{tmp_path}/locked: cannot read directory (Permission denied)" in r.notes
+    assert r.matches[0].id == "npu-out-of-memory"

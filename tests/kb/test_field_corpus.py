@@ -1,0 +1,107 @@
+"""How well `diagnose` recognises real error texts it was not written from (issue 11).
+
+The field corpus (tests/data/field-corpus/*.yaml, README.md there) holds verbatim excerpts from
+public threads, each labelled with the root cause's category and kb entry as the thread established
+it. It is split by thread (sha256 of `thread`, even = dev, odd = eval). kb patterns are written from
+the dev half only; the eval half measures generalisation. Per half:
+
+  (a) the top entry's category is the labelled category (every excerpt);
+  (b) the labelled entry is among the top 3 (excerpts whose `entry` is not null).
+
+Both halves' figures are printed (`pytest -s`). The thresholds below are what the eval half reached
+when they were set; they are floors that may only be raised, never lowered. The issue's targets are
+90 % (a) and 80 % (b); they are not reached (see EVAL_* and the closing note of issue 11).
+"""
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import DATA
+
+from envcheck.kb.diagnose import diagnose
+from envcheck.kb.entries import load_kb
+from envcheck.kb.taxonomy import CATEGORIES
+
+CORPUS = DATA / "field-corpus"
+FILES = sorted(CORPUS.glob("*.yaml"))
+EVAL_CATEGORY_FLOOR = 0.41  # reached 16/39 on 87 excerpts (issue 11 target: 0.90)
+EVAL_TOP3_FLOOR = 0.42  # reached 9/21 on 87 excerpts (issue 11 target: 0.80)
+
+
+def split_of(thread: str) -> str:
+    return "dev" if int(hashlib.sha256(thread.encode()).hexdigest(), 16) % 2 == 0 else "eval"
+
+
+def load(path: Path) -> dict:
+    d = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(d, dict), path.name
+    return d
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> dict[str, list[tuple[str, bool, bool | None]]]:
+    """split -> [(file, category right, entry in top 3 or None when the label has no entry)]."""
+    out: dict[str, list] = {"dev": [], "eval": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in FILES:
+            d = load(path)
+            log = Path(tmp) / (path.stem + ".log")
+            log.write_text(d["text"], encoding="utf-8")
+            r = diagnose([str(log)])
+            top_cat = r.matches[0].category if r.matches else None
+            entry = d.get("entry")
+            in_top3 = None if not entry else entry in [m.id for m in r.matches[:3]]
+            out[split_of(str(d["thread"]))].append((path.name, top_cat == d["category"], in_top3))
+    return out
+
+
+def figures(rows: list) -> tuple[int, int, int, int]:
+    cat = sum(1 for _, ok, _ in rows if ok)
+    labelled = [t for _, _, t in rows if t is not None]
+    return cat, len(rows), sum(labelled), len(labelled)
+
+
+def test_corpus_is_well_formed():
+    assert len(FILES) >= 80
+    kb = load_kb()
+    threads: dict[str, int] = {}
+    for path in FILES:
+        d = load(path)
+        for key in ("source", "thread", "category", "cause", "text"):
+            assert d.get(key), f"{path.name}: missing {key}"
+        assert d["category"] in CATEGORIES, path.name
+        if d.get("entry"):
+            e = kb.get(d["entry"])
+            assert e is not None, f"{path.name}: no kb entry {d['entry']}"
+            assert e.category == d["category"], f"{path.name}: {d['entry']} is in {e.category}"
+        threads[d["thread"]] = threads.get(d["thread"], 0) + 1
+    assert max(threads.values()) <= 3  # at most 3 excerpts per thread
+    assert {split_of(t) for t in threads} == {"dev", "eval"}
+
+
+def test_figures_on_both_halves(outcomes):
+    for half in ("dev", "eval"):
+        cat, n, top3, nl = figures(outcomes[half])
+        print(f"\nfield corpus {half}: top category right {cat}/{n} = {cat / max(n, 1):.0%}; "
+              f"expected entry in top 3 {top3}/{nl} = {top3 / max(nl, 1):.0%}")
+    cat, n, top3, nl = figures(outcomes["eval"])
+    assert n and nl
+    assert cat / n >= EVAL_CATEGORY_FLOOR, f"eval category {cat}/{n}"
+    assert top3 / nl >= EVAL_TOP3_FLOOR, f"eval top-3 entry {top3}/{nl}"
+
+
+def test_no_excerpt_is_answered_with_no_known_pitfall_when_it_has_error_lines():
+    """'No known pitfall' only when no error line exists: otherwise codes or closest entries."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in FILES:
+            d = load(path)
+            log = Path(tmp) / "x.log"
+            log.write_text(d["text"], encoding="utf-8")
+            r = diagnose([str(log)])
+            if r.stats["error_lines"]:
+                assert r.matches or r.codes or r.unknown_codes, path.name
+                assert r.exit_code == 1, path.name
