@@ -2,14 +2,23 @@
 from __future__ import annotations
 
 import copy
-
 import enum
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from envcheck.facts import SECTIONS as FACT_SECTIONS
-from envcheck.facts import (CannFacts, ContainerFacts, DriverFacts, HostFacts, NetdevFacts, NpuFacts, PythonFacts,
-                            RankTableFacts, SystemFacts)
+from envcheck.facts import (
+    CannFacts,
+    ContainerFacts,
+    DriverFacts,
+    HostFacts,
+    NetdevFacts,
+    NpuFacts,
+    PythonFacts,
+    RankTableFacts,
+    SystemFacts,
+)
 
 SCHEMA_VERSION = 1
 
@@ -95,7 +104,7 @@ class Finding:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Finding":
+    def from_dict(cls, d: Mapping[str, Any]) -> Finding:
         return cls(
             code=d["code"],
             slug=d.get("slug", ""),
@@ -305,7 +314,7 @@ class Report:
         return out
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Report":
+    def from_dict(cls, d: Mapping[str, Any]) -> Report:
         return cls(
             facts=Facts.from_dict(d.get("facts", {})),
             findings=[Finding.from_dict(f) for f in d.get("findings", [])],

@@ -6,7 +6,8 @@ EC6xx device network, host tuning and containers.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from envcheck.checks import registry
 from envcheck.checks.registry import Check, Context, Retired, index

@@ -1,7 +1,8 @@
 """Helpers shared by the compatibility checks: reading facts, citing the matrix, fix lines."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from envcheck.checks.registry import Check, Context
 from envcheck.errors import EnvcheckError
@@ -62,7 +63,7 @@ def _norm(name: str) -> str:
     return name.lower().replace("_", "-")
 
 
-def cite(mx: "Matrix", refs: Iterable[str], line: int = 0, row: str = "") -> list[Evidence]:
+def cite(mx: Matrix, refs: Iterable[str], line: int = 0, row: str = "") -> list[Evidence]:
     """Evidence naming the matrix row (file:line) and each source with its URL."""
     out = []
     if row:
@@ -83,7 +84,7 @@ def _short(path: str) -> str:
     return os.path.basename(path)
 
 
-def conflicts(mx: "Matrix", ids: Sequence[str], scope: str) -> list["Conflict"]:
+def conflicts(mx: Matrix, ids: Sequence[str], scope: str) -> list[Conflict]:
     return [mx.conflicts[i] for i in ids if i in mx.conflicts and mx.conflicts[i].applies_to == scope]
 
 
@@ -100,7 +101,7 @@ def pip_line(torch: str, torch_npu: str, arch_: str | None = None) -> str:
     return line
 
 
-def pip_note(mx: "Matrix", p: "Pairing") -> str:
+def pip_note(mx: Matrix, p: Pairing) -> str:
     """Extra words when a build is not on PyPI."""
     if mx.wheels and str(parse_pep440(p.torch_npu).public) not in mx.wheels:
         where = f" (branch {p.branch})" if p.branch else ""
@@ -112,11 +113,11 @@ def line_of(version: str) -> tuple[int, ...]:
     return base_release(version)[:2]
 
 
-def describe(cs: Sequence["Conflict"]) -> str:
+def describe(cs: Sequence[Conflict]) -> str:
     return "\n".join("sources disagree, " + c.describe() + (f" [{c.resolution}]" if c.resolution else "") for c in cs)
 
 
-def not_in_matrix(mx: "Matrix", what: str) -> str:
+def not_in_matrix(mx: Matrix, what: str) -> str:
     return f"{what} is not in the matrix (dated {mx.dated}); newer releases need a newer envcheck or a site matrix (--matrix)"
 
 
@@ -132,7 +133,7 @@ def matrix_or_error(chk: Check, ctx: Context) -> tuple[Matrix | None, Finding | 
         return None, chk.error(f"cannot judge: {exc}")
 
 
-def kernels_file(mx: "Matrix", cann: str, family: str | None, token: str | None, arch_: str | None) -> str:
+def kernels_file(mx: Matrix, cann: str, family: str | None, token: str | None, arch_: str | None) -> str:
     """The kernels / ops package file name for a CANN release (``packages`` templates; ``name@family`` wins).
 
     W9: A3 up to CANN 8.3 is ``Atlas-A3-cann-kernels_<ver>_linux-<arch>.run``; from 8.5.0 the ops package."""
@@ -143,7 +144,7 @@ def kernels_file(mx: "Matrix", cann: str, family: str | None, token: str | None,
     return _fill(pattern, chip=token or "<chip>", version=cann, arch=arch_ or "<arch>")
 
 
-def hdk_packages(mx: "Matrix", hdk: str, token: str | None, arch_: str | None, family: str | None = None) -> list[str]:
+def hdk_packages(mx: Matrix, hdk: str, token: str | None, arch_: str | None, family: str | None = None) -> list[str]:
     """The HDK packages in words and file names: firmware in words (its file carries the firmware version,
     which the matrix does not know: W8), the driver file only for a concrete HDK release (W10: linux-x86-64)."""
     chip = token or "<chip>"
@@ -159,7 +160,7 @@ def hdk_packages(mx: "Matrix", hdk: str, token: str | None, arch_: str | None, f
     return out
 
 
-def install_order(mx: "Matrix") -> str:
+def install_order(mx: Matrix) -> str:
     """W11: first install driver then firmware; upgrade firmware then driver (CANN install guide instg_0005)."""
     return mx.packages.get("install_order", "") or \
         "first install: driver, then firmware; upgrade: firmware, then driver; then reboot"

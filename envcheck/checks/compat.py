@@ -7,7 +7,8 @@ An absent component is a skip with the reason.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from envcheck.checks import _compat as u
 from envcheck.checks.registry import Check, Context, check

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from envcheck.checks import _compat as u
 from envcheck.checks.registry import Check, Context, check

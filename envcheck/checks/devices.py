@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Dict, Iterable, List
+from collections.abc import Iterable
 
 from envcheck.checks.registry import Check, Context, check
 from envcheck.checks.system import version_file_errors
@@ -81,7 +81,7 @@ def components_consistent(chk: Check, ctx: Context) -> Iterable[Finding]:
         yield chk.skip("no toolkit component versions to compare")
         return
     internal_only = any(c.get("version") == c.get("internal") for c in comps.values())
-    groups: Dict[str, List[str]] = {}
+    groups: dict[str, list[str]] = {}
     for name, c in comps.items():
         groups.setdefault(_release_key(str(c.get("version")), internal_only), []).append(name)
     evidence = [ev(c["source"], f"{n} {c['version']}") for n, c in comps.items()]

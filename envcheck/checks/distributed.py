@@ -5,7 +5,7 @@ Cluster-wide findings (drift, links, unresponsive ranks) are produced by envchec
 from __future__ import annotations
 
 import os
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from envcheck.checks import launchenv as envvars
 from envcheck.checks.registry import Check, Context, check

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Dict, Iterable, List, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from envcheck.checks.registry import Check, Context, check
 from envcheck.model import Facts, Finding, ev
@@ -11,13 +12,13 @@ SECTION = "Environment"
 SHM_MIN = 1 << 30  # 1 GiB: DataLoader workers pass batches through /dev/shm (docker's default is 64 MiB)
 
 
-def set_env_command(inst: Dict[str, Any]) -> str:
+def set_env_command(inst: dict[str, Any]) -> str:
     """`source <toolkit>/set_env.sh` for an install (the file found by the probe, else <home>/../set_env.sh)."""
     path = inst.get("set_env") or posixpath.normpath(str(inst.get("home", "")) + "/../set_env.sh")
     return f"source {path}"
 
 
-def device_count(facts: Facts) -> Optional[int]:
+def device_count(facts: Facts) -> int | None:
     """Logical NPUs on this host: npu-smi's chip rows, else the number of /dev/davinciN."""
     npu = facts.npu or {}
     if npu.get("count"):
@@ -26,7 +27,7 @@ def device_count(facts: Facts) -> Optional[int]:
     return len(dav) or None
 
 
-def _target_install(facts: Facts) -> Optional[Dict[str, Any]]:
+def _target_install(facts: Facts) -> dict[str, Any] | None:
     inst = facts.active_cann()
     if inst is not None:
         return inst
@@ -50,7 +51,7 @@ def cann_env_loaded(chk: Check, ctx: Context) -> Iterable[Finding]:
     vars_ = envinfo.get("vars") or {}
     fix = set_env_command(inst)
     home = vars_.get("ASCEND_HOME_PATH")
-    problems: List[str] = []
+    problems: list[str] = []
     if not home:
         problems.append("ASCEND_HOME_PATH is not set")
     elif not home.get("exists"):
@@ -74,14 +75,14 @@ def cann_env_loaded(chk: Check, ctx: Context) -> Iterable[Finding]:
     yield chk.ok(f"CANN environment loaded: ASCEND_HOME_PATH={home['value']}", evidence=evidence, fix=fix)
 
 
-def _lib64(home: Optional[Dict[str, Any]], inst: Dict[str, Any]) -> Optional[str]:
+def _lib64(home: dict[str, Any] | None, inst: dict[str, Any]) -> str | None:
     """Resolved lib64 of the toolkit the environment names (else of the detected one)."""
     if home and home.get("exists"):
         return home.get("lib64")
     return inst.get("lib64")
 
 
-def _shown_lib64(home: Optional[Dict[str, Any]], inst: Dict[str, Any]) -> str:
+def _shown_lib64(home: dict[str, Any] | None, inst: dict[str, Any]) -> str:
     base = home["value"] if home and home.get("exists") else inst.get("home")
     return str(base).rstrip("/") + "/lib64"
 
@@ -185,7 +186,7 @@ def log_level_quiet(chk: Check, ctx: Context) -> Iterable[Finding]:
         yield chk.ok(f"CANN log level {shown}", evidence=evidence)
 
 
-def match_ifname(spec: str, names: Iterable[str]) -> tuple[List[str], List[str]]:
+def match_ifname(spec: str, names: Iterable[str]) -> tuple[list[str], list[str]]:
     """HCCL/NCCL-style interface selection: ``eth,ib`` prefixes, ``=eth0`` exact, ``^lo,docker`` excludes.
 
     Returns (selected interface names, entries of the spec that matched nothing).
@@ -253,20 +254,20 @@ def hccl_nic_valid(chk: Check, ctx: Context) -> Iterable[Finding]:
         yield chk.ok("HCCL NIC settings match this host: " + ", ".join(f"{k}={env[k]}" for k in keys), evidence=evidence)
 
 
-def _suggest(ifaces: Dict[str, List[str]]) -> str:
+def _suggest(ifaces: dict[str, list[str]]) -> str:
     for n, addrs in ifaces.items():
         if n != "lo" and not n.startswith(("docker", "veth", "virbr", "ifb")) and addrs:
             return n
     return "<interface name from `ip -br addr`>"
 
 
-def _suggest_ip(ifaces: Dict[str, List[str]]) -> str:
+def _suggest_ip(ifaces: dict[str, list[str]]) -> str:
     n = _suggest(ifaces)
     addrs = [a for a in ifaces.get(n, []) if ":" not in a]
     return addrs[0] if addrs else "<address of this host>"
 
 
-def _int(env: Dict[str, str], name: str, problems: List[str]) -> Optional[int]:
+def _int(env: dict[str, str], name: str, problems: list[str]) -> int | None:
     raw = env.get(name)
     if raw is None or raw.strip() == "":
         return None
@@ -292,8 +293,8 @@ def dist_env_valid(chk: Check, ctx: Context) -> Iterable[Finding]:
         yield chk.skip("no Ascend launch variables set (RANK_SIZE, RANK_ID, HCCL_*_TIMEOUT)")
         return
     evidence = [ev(f"env {k}", env[k]) for k in names if env.get(k)]
-    problems: List[str] = []
-    warns: List[str] = []
+    problems: list[str] = []
+    warns: list[str] = []
     v = {k: _int(env, k, problems) for k in names[:8]}
     for k in ("RANK_SIZE", "WORLD_SIZE"):
         if v[k] is not None and v[k] < 1:

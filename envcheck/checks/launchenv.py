@@ -1,8 +1,8 @@
 """The launcher's environment (WORLD_SIZE, RANK, LOCAL_RANK, ...) judged on one rank, without I/O."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 DIST_VARS = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR",
              "MASTER_PORT", "ASCEND_RT_VISIBLE_DEVICES", "RANK_TABLE_FILE", "TORCHELASTIC_RUN_ID")

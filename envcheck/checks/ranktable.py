@@ -1,7 +1,7 @@
 """Judge an HCCL rank table (parsed by `envcheck.probe.ranktable`) against its format and this host. Pure."""
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from envcheck.probe.ranktable import Problem, RankTable, redacted, text_value
 

@@ -9,8 +9,9 @@ every section but the smoke tests (fast checks), then the smoke tests.
 from __future__ import annotations
 
 import traceback
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Protocol
 
 from envcheck.checks.registry import Check, Context
 from envcheck.model import Facts, Finding, Report, Status, ev

@@ -8,7 +8,8 @@ run because an earlier one failed skips and names it ("because EC401 ...").
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Iterator
+from typing import Any, Callable
 
 from envcheck.checks.registry import Check, Context, check
 from envcheck.model import Finding, ev

@@ -1,7 +1,7 @@
 """EC0xx system & probe: what the machine is, and whether the probe could read everything."""
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from envcheck.checks.registry import Check, Context, check
 from envcheck.model import Facts, Finding, ev

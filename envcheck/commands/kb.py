@@ -14,7 +14,6 @@ from pathlib import Path
 
 from envcheck.errors import UsageError
 
-
 GATE_FLAGS = (  # flag, kb gate key (envcheck/kb/gate.py), help
     ("--torch-npu", "torch_npu", "torch_npu version, e.g. 2.12.0"),
     ("--cann", "cann", "CANN version, e.g. 8.5.0"),
@@ -209,7 +208,7 @@ def _prompt(d: object) -> None:
             ("tags", "tags (comma-separated)"), ("sources", "source URLs (comma-separated)")]
     for attr, label in asks:
         cur = getattr(d, attr)
-        if cur or (attr == "examples" and not getattr(d, "regex")):
+        if cur or (attr == "examples" and not d.regex):
             continue
         try:
             sys.stderr.write(f"{label}: ")

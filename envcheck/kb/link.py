@@ -21,14 +21,14 @@ def _matcher(root: str | None):
     return kb_matcher(root)
 
 
-def finding_text(finding: "Finding") -> str:
+def finding_text(finding: Finding) -> str:
     """The error text of a finding that patterns are matched against."""
     parts = [finding.title, finding.detail]
     parts.extend(e.text for e in finding.evidence)
     return "\n".join(p for p in parts if p)
 
 
-def entries_for(finding: "Finding", root: str | None = None) -> list[str]:
+def entries_for(finding: Finding, root: str | None = None) -> list[str]:
     """kb entry ids for a finding, best first.
 
     Entries whose `checks:` name the finding's code come first (those whose patterns also match

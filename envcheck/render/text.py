@@ -16,7 +16,8 @@ import re
 import shutil
 import sys
 import textwrap
-from typing import Any, Iterable, Sequence, TextIO
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
 
 from envcheck.kb.diagnose import DiagnoseResult
 from envcheck.model import SECTIONS, Finding, Report, Status
