@@ -28,8 +28,8 @@ from envcheck.kb.taxonomy import CATEGORIES
 
 CORPUS = DATA / "field-corpus"
 FILES = sorted(CORPUS.glob("*.yaml"))
-EVAL_CATEGORY_FLOOR = 0.41  # reached 16/39 on 87 excerpts (issue 11 target: 0.90)
-EVAL_TOP3_FLOOR = 0.42  # reached 9/21 on 87 excerpts (issue 11 target: 0.80)
+EVAL_CATEGORY_FLOOR = 0.49  # reached 37/75 (155 excerpts, round-2 relabels; issue 11 target: 0.90)
+EVAL_TOP3_FLOOR = 0.44  # reached 27/61 (155 excerpts, round-2 relabels; issue 11 target: 0.80)
 
 
 def split_of(thread: str) -> str:
