@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from packaging.version import Version
 
 from envcheck.checks.registry import Check, Context
 from envcheck.errors import EnvcheckError
@@ -11,6 +13,7 @@ from envcheck.versions import (
     AscendVersion,
     VersionError,
     base_release,
+    canonical_name,
     canonical_pip,
     parse_ascend,
     parse_pep440,
@@ -32,7 +35,8 @@ def ascend(value: str | None) -> tuple[AscendVersion | None, str | None]:
         return None, str(exc)
 
 
-def pep(value: str | None) -> tuple[Any, str | None]:
+def pep(value: str | None) -> tuple[Version | None, str | None]:
+    """(parsed, problem) for a PEP 440 version: parsed is None when the value is absent or unparseable."""
     if value is None:
         return None, None
     try:
@@ -44,23 +48,22 @@ def pep(value: str | None) -> tuple[Any, str | None]:
 def seen(facts: Facts, what: str) -> Evidence:
     """Evidence line for an observed value, naming where the probe read it."""
     if what == "cann":
-        inst = facts.active_cann() or {}
-        return ev(inst.get("source") or "cann", f"CANN {inst.get('version')}")
+        inst = facts.cann.active_install()
+        if inst is None:
+            return ev("cann", "CANN None")
+        return ev(inst.source or "cann", f"CANN {inst.version}")
     if what == "driver":
-        return ev(facts.driver.get("version_source") or "driver", f"driver {facts.driver_version}")
+        return ev(facts.driver.version_source or "driver", f"driver {facts.driver_version}")
     if what == "firmware":
-        return ev(facts.driver.get("firmware_source") or "firmware", f"firmware {facts.firmware_version}")
+        return ev(facts.driver.firmware_source or "firmware", f"firmware {facts.firmware_version}")
     if what == "chip":
-        return ev(facts.npu.get("source") or "npu-smi", f"chip {facts.chip}")
+        return ev(facts.npu.get("source") or "npu-smi", f"chip {facts.chip}")  # "source": not a declared field
     if what == "python":
-        return ev(facts.python.get("executable") or "python", f"Python {facts.python_version}")
-    files = facts.python.get("package_files") or {}
-    where = next((v for k, v in files.items() if _norm(k) == _norm(what)), None)
+        return ev(facts.python.executable or "python", f"Python {facts.python_version}")
+    files = facts.python.package_files or {}
+    want = canonical_name(what)
+    where = next((v for k, v in files.items() if canonical_name(k) == want), None)
     return ev(where or "python packages", f"{what} {facts.package(what)}")
-
-
-def _norm(name: str) -> str:
-    return name.lower().replace("_", "-")
 
 
 def cite(mx: Matrix, refs: Iterable[str], line: int = 0, row: str = "") -> list[Evidence]:
@@ -89,7 +92,7 @@ def conflicts(mx: Matrix, ids: Sequence[str], scope: str) -> list[Conflict]:
 
 
 def arch(facts: Facts) -> str | None:
-    a = (facts.system or {}).get("arch")
+    a = facts.system.arch
     return {"arm64": "aarch64", "amd64": "x86_64"}.get(str(a).lower(), a) if a else None
 
 
@@ -109,28 +112,33 @@ def pip_note(mx: Matrix, p: Pairing) -> str:
     return ""
 
 
-def line_of(version: str) -> tuple[int, ...]:
-    return base_release(version)[:2]
+def line_of(version: str) -> tuple[int, int]:
+    """The PyTorch (major, minor) line of a version (``2.1.0.post6`` -> (2, 1))."""
+    major, minor = base_release(version)[:2]
+    return major, minor
 
 
 def describe(cs: Sequence[Conflict]) -> str:
-    return "\n".join("sources disagree, " + c.describe() + (f" [{c.resolution}]" if c.resolution else "") for c in cs)
+    return "\n".join("sources disagree, " + c.describe() + (f" [{c.resolution}]" if c.resolution else "")
+                     for c in cs)
 
 
 def not_in_matrix(mx: Matrix, what: str) -> str:
-    return f"{what} is not in the matrix (dated {mx.dated}); newer releases need a newer envcheck or a site matrix (--matrix)"
+    return (f"{what} is not in the matrix (dated {mx.dated}); "
+            "newer releases need a newer envcheck or a site matrix (--matrix)")
 
 
-def matrix_or_error(chk: Check, ctx: Context) -> tuple[Matrix | None, Finding | None]:
-    """The matrix, or an error finding when the file is broken or unreadable (the EC1xx preamble)."""
+def matrix_or_error(chk: Check, ctx: Context) -> Matrix | Finding:
+    """The matrix, or an error finding when the file is broken or unreadable (the EC1xx preamble):
+    callers test ``isinstance(got, Finding)`` and yield it."""
     from envcheck.matrix import MatrixError
 
     try:
-        return ctx.matrix, None
+        return ctx.matrix
     except MatrixError as exc:
-        return None, chk.error(f"cannot judge: {exc}", fix=f"envcheck matrix lint --matrix {exc.path}")
+        return chk.error(f"cannot judge: {exc}", fix=f"envcheck matrix lint --matrix {exc.path}")
     except EnvcheckError as exc:  # an unreadable file
-        return None, chk.error(f"cannot judge: {exc}")
+        return chk.error(f"cannot judge: {exc}")
 
 
 def kernels_file(mx: Matrix, cann: str, family: str | None, token: str | None, arch_: str | None) -> str:

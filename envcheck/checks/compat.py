@@ -7,23 +7,20 @@ An absent component is a skip with the reason.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from envcheck.checks import _compat as u
 from envcheck.checks.registry import Check, Context, check
-from envcheck.model import Finding, ev
-from envcheck.versions import base_release
+from envcheck.model import Evidence, Facts, Finding, ev
+from envcheck.versions import AscendVersion, PyRange, base_release, parse_ascend, parse_pep440
 
 if TYPE_CHECKING:  # pragma: no cover
-    from envcheck.matrix import Matrix
+    from envcheck.matrix import CannRelease, Matrix, Pairing
+    from envcheck.matrix.model import PtaWindow
 
 SECTION = "Compatibility"
 SETUP_SOURCES = ("PT-SETUP", "PYPI-NPU")
-
-
-def _matrix(chk: Check, ctx: Context) -> tuple[Matrix | None, Finding | None]:
-    return u.matrix_or_error(chk, ctx)
 
 
 @check("EC101", "torch-torch-npu-mismatch", "torch matches the version torch_npu was built for",
@@ -40,7 +37,7 @@ def torch_matches_torch_npu(chk: Check, ctx: Context) -> Iterator[Finding]:
     if npu is None:
         yield chk.skip("torch_npu is not installed: nothing to pair torch with")
         return
-    (tv, terr), nerr = u.pep(torch), u.pep(npu)[1]
+    tv, nerr = u.pep(torch)[0], u.pep(npu)[1]
     if nerr:
         yield chk.warn(f"cannot judge: torch_npu version {npu!r} does not parse", evidence=[u.seen(facts, "torch-npu")])
         return
@@ -49,11 +46,12 @@ def torch_matches_torch_npu(chk: Check, ctx: Context) -> Iterator[Finding]:
         yield chk.skip(f"torch is not installed (torch_npu {npu} needs torch {need})",
                        fix=f"pip install torch=={need}", evidence=[u.seen(facts, "torch-npu")])
         return
-    if terr:
+    if tv is None:  # torch is present: it does not parse
         yield chk.warn(f"cannot judge: torch version {torch!r} does not parse", evidence=[u.seen(facts, "torch")])
         return
-    mx, _ = _matrix(chk, ctx)
-    evid = [u.seen(facts, "torch"), u.seen(facts, "torch-npu")] + (u.cite(mx, SETUP_SOURCES) if mx else [])
+    mx = u.matrix_or_error(chk, ctx)  # only for citing the sources: a broken matrix cites none
+    evid = [u.seen(facts, "torch"), u.seen(facts, "torch-npu")]
+    evid += [] if isinstance(mx, Finding) else u.cite(mx, SETUP_SOURCES)
     data = {"rule": "torch base == torch_npu base", "torch": torch, "torch_npu": npu, "needs": need}
     if base_release(torch) != base_release(npu):
         yield chk.fail(f"torch {torch} does not match torch_npu {npu}, which needs torch {need}",
@@ -62,7 +60,8 @@ def torch_matches_torch_npu(chk: Check, ctx: Context) -> Iterator[Finding]:
                               "undefined symbols or wrong results.",
                        evidence=evid, fix=_torch_fix(need, npu, facts), data=data)
     elif tv.is_prerelease or tv.is_devrelease:
-        yield chk.warn(f"torch {torch} is a pre-release of {need}; torch_npu {npu} is built against the {need} release",
+        yield chk.warn(f"torch {torch} is a pre-release of {need}; "
+                       f"torch_npu {npu} is built against the {need} release",
                        evidence=evid, fix=_torch_fix(need, npu, facts), data=data)
     elif tv.local and str(tv.local).startswith(("cu", "rocm")):
         yield chk.warn(f"torch {torch} is a CUDA/ROCm build; torch_npu {npu} expects the CPU build of torch {need}",
@@ -72,7 +71,7 @@ def torch_matches_torch_npu(chk: Check, ctx: Context) -> Iterator[Finding]:
         yield chk.ok(f"torch {torch} matches torch_npu {npu}", evidence=evid, data=data)
 
 
-def _torch_fix(need: str, npu: str, facts, cpu: bool = False) -> str:
+def _torch_fix(need: str, npu: str, facts: Facts, cpu: bool = False) -> str:
     line = u.pip_line(need, npu, u.arch(facts) or ("x86_64" if cpu else None))
     return f"{line}   (or install the torch_npu build for your torch: envcheck matrix suggest --torch <version>)"
 
@@ -94,19 +93,19 @@ def torch_npu_matches_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
     if facts.cann_version is None:
         yield chk.skip(f"no CANN toolkit found to pair torch_npu {npu} with")
         return
-    mx, err = _matrix(chk, ctx)
-    if err:
-        yield err
+    mx = u.matrix_or_error(chk, ctx)
+    if isinstance(mx, Finding):
+        yield mx
         return
     cv, cerr = u.ascend(facts.cann_version)
     nv, nerr = u.pep(npu)
-    if cerr or nerr:
+    if cv is None or nerr:  # both are present: None / a problem means it does not parse
         yield chk.warn(f"cannot judge: {cerr or nerr}", evidence=[u.seen(facts, "cann"), u.seen(facts, "torch-npu")])
         return
     yield _judge_npu_cann(chk, mx, facts, cv, npu)
 
 
-def _judge_npu_cann(chk: Check, mx, facts, cv, npu: str) -> Finding:
+def _judge_npu_cann(chk: Check, mx: Matrix, facts: Facts, cv: AscendVersion, npu: str) -> Finding:
     seen = [u.seen(facts, "cann"), u.seen(facts, "torch-npu")]
     rel = mx.release(cv)
     arch = u.arch(facts)
@@ -126,7 +125,8 @@ def _judge_npu_cann(chk: Check, mx, facts, cv, npu: str) -> Finding:
         hint = "; ".join(f"CANN {r.version}: " + ", ".join(p.torch_npu for p in r.pairings) for r in near)
         return chk.warn(f"the matrix lists no torch_npu build for CANN {rel.version}: cannot confirm {npu}",
                         detail=f"nearest tabled releases: {hint}", data=data,
-                        evidence=seen + u.cite(mx, rel.sources, rel.line, row + (f" ({rel.note})" if rel.note else "")))
+                        evidence=seen + u.cite(mx, rel.sources, rel.line,
+                                               row + (f" ({rel.note})" if rel.note else "")))
     mine = [p for p in rel.pairings if _same(p.torch_npu, npu)]
     if mine:
         p = mine[0]
@@ -134,13 +134,15 @@ def _judge_npu_cann(chk: Check, mx, facts, cv, npu: str) -> Finding:
         cs = u.conflicts(mx, p.conflicts, "pairing")
         if cs:
             refs = [r for c in cs for r in c.source_refs]
-            return chk.warn(f"torch_npu {npu} for CANN {rel.version}: sources disagree ({', '.join(c.id for c in cs)})",
-                            detail=u.describe(cs), evidence=u.uniq(evid + u.cite(mx, refs)), data={**data, "conflicts": [c.id for c in cs]})
+            ids = [c.id for c in cs]
+            return chk.warn(f"torch_npu {npu} for CANN {rel.version}: sources disagree ({', '.join(ids)})",
+                            detail=u.describe(cs), evidence=u.uniq(evid + u.cite(mx, refs)),
+                            data={**data, "conflicts": ids})
         return chk.ok(f"torch_npu {npu} is the CANN {rel.version} build"
                       + (f" (PTA {rel.pta}, branch {p.branch})" if p.branch else ""), evidence=evid, data=data)
     others = mx.builds(npu)
     if others:
-        homes = sorted({p.cann for p in others}, key=lambda c: mx.release(c).parsed)
+        homes = sorted({p.cann for p in others}, key=parse_ascend)  # p.cann: the release row it sits in
         win = _window(mx, [mx.release(c) for c in homes], rel)
         srcs = [s for p in others for s in p.sources]
         evid = seen + u.cite(mx, srcs, others[0].line,
@@ -160,9 +162,10 @@ def _judge_npu_cann(chk: Check, mx, facts, cv, npu: str) -> Finding:
     return _untabled(chk, mx, rel, npu, seen, data, arch)
 
 
-def _untabled(chk: Check, mx, rel, npu: str, seen, data, arch) -> Finding:
+def _untabled(chk: Check, mx: Matrix, rel: CannRelease, npu: str, seen: list[Evidence], data: dict[str, str],
+              arch: str | None) -> Finding:
     """torch_npu that no table lists (e.g. a newer post on PyPI, or a future release)."""
-    on_pypi = str(u.pep(npu)[0].public) in mx.wheels
+    on_pypi = str(parse_pep440(npu).public) in mx.wheels  # the caller parsed npu
     pypi = "a wheel exists on PyPI but no table lists it" if on_pypi else "not on PyPI either"
     line = u.line_of(npu)
     if line in mx.lines_for(rel):
@@ -180,7 +183,8 @@ def _untabled(chk: Check, mx, rel, npu: str, seen, data, arch) -> Finding:
             return chk.warn(f"torch_npu {npu} is in no table ({pypi}); PyTorch {'.'.join(map(str, line))} builds "
                             f"belong to CANN {names}, stated compatible with CANN {rel.version} per the window, "
                             f"not the paired build ({_target(rel, npu)})",
-                            evidence=seen + u.cite(mx, win.sources), data=data, fix=_fix_for_release(mx, rel, npu, arch))
+                            evidence=seen + u.cite(mx, win.sources), data=data,
+                            fix=_fix_for_release(mx, rel, npu, arch))
         return chk.fail(f"torch_npu {npu}: PyTorch {'.'.join(map(str, line))} has no torch_npu build for CANN "
                         f"{rel.version} (the tables pair it with CANN {names})",
                         evidence=seen + u.cite(mx, [s for r in homes for s in r.sources]), data=data,
@@ -198,7 +202,7 @@ def _same(a: str, b: str) -> bool:
     return pa is not None and pb is not None and pa.public == pb.public
 
 
-def _window(mx, homes, rel):
+def _window(mx: Matrix, homes: Sequence[CannRelease | None], rel: CannRelease) -> PtaWindow | None:
     """A PTA window containing one of `homes`' PTA releases and `rel`, else None."""
     for w in mx.pta_windows:
         if w.has_cann(rel.version) and any(h is not None and w.has_pta(h.pta) for h in homes):
@@ -206,7 +210,7 @@ def _window(mx, homes, rel):
     return None
 
 
-def _target(rel, npu: str) -> str:
+def _target(rel: CannRelease, npu: str) -> str:
     """'CANN R's build target for PyTorch L: torch_npu X' (or its builds when the line has none)."""
     line = u.line_of(npu)
     same = [p.torch_npu for p in rel.pairings if u.line_of(p.torch) == line]
@@ -215,7 +219,8 @@ def _target(rel, npu: str) -> str:
     return f"CANN {rel.version}'s build targets are torch_npu {', '.join(p.torch_npu for p in rel.pairings)}"
 
 
-def _newer(chk: Check, mx, what: str, missing: str, seen, data, fix: str = "") -> Finding:
+def _newer(chk: Check, mx: Matrix, what: str, missing: str, seen: list[Evidence], data: Mapping[str, object],
+           fix: str = "") -> Finding:
     """A version newer than the matrix: its own finding, linked to kb version-newer-than-matrix."""
     return chk.warn(f"{what} is newer than the matrix (as of {mx.as_of})",
                     detail=f"The matrix has no facts for it yet: {missing}. This is not a mismatch and no "
@@ -226,7 +231,8 @@ def _newer(chk: Check, mx, what: str, missing: str, seen, data, fix: str = "") -
                     fix=fix, kb=("version-newer-than-matrix",))
 
 
-def _fix_for_release(mx, rel, npu: str, arch, exclude_disputed: bool = False, other_cann=()) -> str:
+def _fix_for_release(mx: Matrix, rel: CannRelease, npu: str, arch: str | None, exclude_disputed: bool = False,
+                     other_cann: Sequence[str] = ()) -> str:
     """Exact pip line(s) for this CANN release, same PyTorch line first."""
     pairs = [p for p in rel.pairings if not (exclude_disputed and u.conflicts(mx, p.conflicts, "pairing"))]
     if not pairs:
@@ -255,9 +261,9 @@ def python_supported(chk: Check, ctx: Context) -> Iterator[Finding]:
     if py is None:
         yield chk.skip("no Python interpreter version read")
         return
-    mx, err = _matrix(chk, ctx)
-    if err:
-        yield err
+    mx = u.matrix_or_error(chk, ctx)
+    if isinstance(mx, Finding):
+        yield mx
         return
     if u.pep(py)[1]:
         yield chk.warn(f"cannot judge: Python version {py!r} does not parse")
@@ -271,27 +277,27 @@ def python_supported(chk: Check, ctx: Context) -> Iterator[Finding]:
     yield from _python_vs_mindspore(chk, mx, facts, py)
 
 
-def _python_vs_build(chk: Check, mx, facts, py: str, npu: str) -> Finding:
+def _python_vs_build(chk: Check, mx: Matrix, facts: Facts, py: str, npu: str) -> Finding:
     cv = u.ascend(facts.cann_version)[0]
     builds = mx.builds(npu)
-    mine = [p for p in builds if cv is not None and mx.release(p.cann) and mx.release(p.cann).parsed == cv]
+    mine = [p for p in builds if cv is not None and parse_ascend(p.cann) == cv]  # p.cann: its release row
     tabled = [p for p in (mine or builds) if p.python]
-    table_ok = any(py in p.python for p in tabled) if tabled else None
-    wheel = mx.wheel_python(npu, u.arch(facts))
-    wheels = wheel if isinstance(wheel, list) else [wheel] if wheel else []
+    table_ranges = [p.python for p in tabled if p.python is not None]
+    table_ok = any(py in r for r in table_ranges) if tabled else None
+    wheels = mx.wheel_ranges(npu, u.arch(facts))
     wheel_ok = any(py in w for w in wheels) if wheels else None
-    tab_txt = ", ".join(sorted({str(p.python) for p in tabled})) or "none"
+    tab_txt = ", ".join(sorted({str(r) for r in table_ranges})) or "none"
     whl_txt = ", ".join(str(w) for w in wheels) or "none on PyPI"
     pyminor = ".".join(py.split(".")[:2])
     evid = [u.seen(facts, "python"), u.seen(facts, "torch-npu"),
             ev("matrix", f"torch_npu {npu}: table Python {tab_txt}; wheels {whl_txt}")]
     evid = u.uniq(evid + u.cite(mx, [s for p in tabled for s in p.sources] + (["PYPI-NPU"] if wheels else [])))
-    data = {"rule": "Python in the torch_npu build's range", "python": py, "torch_npu": npu,
+    data: dict[str, object] = {"rule": "Python in the torch_npu build's range", "python": py, "torch_npu": npu,
             "table": tab_txt, "wheels": whl_txt}
     d4 = [c for p in tabled for c in u.conflicts(mx, p.conflicts, "python")]
     fix = _python_fix(mx, facts, py, npu, tabled, wheels)
     if wheel_ok is None and table_ok is None:
-        newer = u.pep(npu)[0] > mx.newest_torch_npu()
+        newer = parse_pep440(npu) > mx.newest_torch_npu()  # the caller parsed npu
         if newer:
             return _newer(chk, mx, f"torch_npu {npu}", f"no wheel list or table Python column for it, so Python "
                           f"{pyminor} cannot be confirmed", evid, data)
@@ -302,33 +308,36 @@ def _python_vs_build(chk: Check, mx, facts, py: str, npu: str) -> Finding:
         basis = "its PyPI wheels" if table_ok is None else "the table (no PyPI wheels for this build)"
         if ok:
             return chk.ok(f"Python {pyminor} is supported by torch_npu {npu} ({basis})", evidence=evid, data=data)
-        return chk.fail(f"Python {pyminor} is outside torch_npu {npu}'s range ({basis}: {whl_txt if table_ok is None else tab_txt})",
+        shown = whl_txt if table_ok is None else tab_txt
+        return chk.fail(f"Python {pyminor} is outside torch_npu {npu}'s range ({basis}: {shown})",
                         evidence=evid, data=data, fix=fix)
     if wheel_ok and table_ok:
-        return chk.ok(f"Python {pyminor} is supported by torch_npu {npu} (wheel and table)", evidence=evid, data=data)
+        return chk.ok(f"Python {pyminor} is supported by torch_npu {npu} (wheel and table)", evidence=evid,
+                      data=data)
     if wheel_ok or table_ok:
-        why = ("a wheel exists but no table lists it" if wheel_ok else f"tabled but no cp{pyminor.replace('.', '')} wheel exists")
+        why = ("a wheel exists but no table lists it" if wheel_ok
+               else f"tabled but no cp{pyminor.replace('.', '')} wheel exists")
         return chk.warn(f"Python {pyminor} with torch_npu {npu}: {why}", detail=u.describe(d4), evidence=evid,
                         data=data, fix=fix if table_ok else "")
     return chk.fail(f"Python {pyminor} is outside torch_npu {npu}'s range (table {tab_txt}; wheels {whl_txt})",
                     evidence=evid, data=data, fix=fix)
 
 
-def _python_fix(mx, facts, py: str, npu: str, tabled, wheels) -> str:
+def _python_fix(mx: Matrix, facts: Facts, py: str, npu: str, tabled: Sequence[Pairing],
+                wheels: Sequence[PyRange]) -> str:
     ranges = [str(w) for w in wheels] or sorted({str(p.python) for p in tabled})
     fix = f"use a Python in {', '.join(ranges)} for torch_npu {npu}" if ranges else ""
     cv = u.ascend(facts.cann_version)[0]
     rel = mx.release(cv) if cv is not None else None
     if rel:
         for p in rel.pairings:
-            w = mx.wheel_python(p.torch_npu, u.arch(facts))
-            ws = w if isinstance(w, list) else [w] if w else []
+            ws = mx.wheel_ranges(p.torch_npu, u.arch(facts))
             if (ws and all(py in x for x in ws)) and not u.conflicts(mx, p.conflicts, "pairing"):
                 return fix + f"; or keep Python and install {u.pip_line(p.torch, p.torch_npu, u.arch(facts))}"
     return fix
 
 
-def _python_vs_cann(chk: Check, mx, facts, py: str) -> Iterator[Finding]:
+def _python_vs_cann(chk: Check, mx: Matrix, facts: Facts, py: str) -> Iterator[Finding]:
     cv = u.ascend(facts.cann_version)[0]
     rel = mx.release(cv) if cv is not None else None
     if rel is None or rel.python is None:
@@ -344,22 +353,22 @@ def _python_vs_cann(chk: Check, mx, facts, py: str) -> Iterator[Finding]:
                        evidence=evid, data=data, fix=f"use a Python in {rel.python}")
 
 
-def _python_vs_mindspore(chk: Check, mx, facts, py: str) -> Iterator[Finding]:
+def _python_vs_mindspore(chk: Check, mx: Matrix, facts: Facts, py: str) -> Iterator[Finding]:
     ms = facts.package("mindspore")
     if ms is None or u.pep(ms)[1]:
         return
-    rows = [m for m in mx.mindspore_pairings(ms) if m.python]
+    rows = [(m, m.python) for m in mx.mindspore_pairings(ms) if m.python]
     if not rows:
         return
-    m = rows[0]
+    m, rng = rows[0]
     evid = [u.seen(facts, "python"), u.seen(facts, "mindspore")] + u.cite(mx, m.sources, m.line,
-                                                                          f"MindSpore {m.spec}: Python {m.python}")
-    data = {"rule": "Python in MindSpore's range", "python": py, "mindspore": ms, "range": str(m.python)}
-    if py in m.python:
+                                                                          f"MindSpore {m.spec}: Python {rng}")
+    data = {"rule": "Python in MindSpore's range", "python": py, "mindspore": ms, "range": str(rng)}
+    if py in rng:
         yield chk.ok(f"Python {py} is supported by MindSpore {ms}", evidence=evid, data=data)
     else:
-        yield chk.fail(f"Python {py} is outside MindSpore {ms}'s range {m.python}", evidence=evid, data=data,
-                       fix=f"use a Python in {m.python} for MindSpore {ms}")
+        yield chk.fail(f"Python {py} is outside MindSpore {ms}'s range {rng}", evidence=evid, data=data,
+                       fix=f"use a Python in {rng} for MindSpore {ms}")
 
 
 # EC104-EC107 (judged against the CANN release's HDK, chip, kernels and MindSpore rows) live in

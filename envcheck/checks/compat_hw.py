@@ -7,16 +7,14 @@ from typing import TYPE_CHECKING
 
 from envcheck.checks import _compat as u
 from envcheck.checks.registry import Check, Context, check
-from envcheck.model import Finding
+from envcheck.facts import CannPackage
+from envcheck.model import Facts, Finding
+from envcheck.versions import AscendVersion, parse_ascend
 
 if TYPE_CHECKING:  # pragma: no cover
-    from envcheck.matrix import Matrix
+    from envcheck.matrix import CannRelease, Chip, HdkRule, Matrix
 
 SECTION = "Compatibility"
-
-
-def _matrix(chk: Check, ctx: Context) -> tuple[Matrix | None, Finding | None]:
-    return u.matrix_or_error(chk, ctx)
 
 
 @check("EC104", "driver-too-old-for-cann", "the driver / firmware (HDK) is one stated for the CANN release",
@@ -40,12 +38,12 @@ def driver_supports_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
     if drv is None:
         yield chk.skip("no NPU driver found (driver/version.info)")
         return
-    mx, err = _matrix(chk, ctx)
-    if err:
-        yield err
+    mx = u.matrix_or_error(chk, ctx)
+    if isinstance(mx, Finding):
+        yield mx
         return
     (cv, cerr), (dv, derr) = u.ascend(facts.cann_version), u.ascend(drv)
-    if cerr or derr:
+    if cv is None or dv is None:  # both are present, so None means it does not parse
         yield chk.warn(f"cannot judge: {cerr or derr}", evidence=[u.seen(facts, "cann"), u.seen(facts, "driver")])
         return
     hdk = _judge_hdk(chk, mx, facts, cv, dv)
@@ -60,9 +58,9 @@ def driver_supports_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
     yield from _judge_firmware(chk, mx, facts, dv)
 
 
-def _judge_hdk(chk: Check, mx, facts, cv, dv) -> Finding:
+def _judge_hdk(chk: Check, mx: Matrix, facts: Facts, cv: AscendVersion, dv: AscendVersion) -> Finding:
     seen = [u.seen(facts, "cann"), u.seen(facts, "driver")]
-    data = {"rule": "HDK stated for the CANN release", "cann": str(cv), "driver": str(dv)}
+    data: dict[str, object] = {"rule": "HDK stated for the CANN release", "cann": str(cv), "driver": str(dv)}
     rel = mx.release(cv)
     if rel is None:
         if cv > mx.newest_cann():
@@ -78,7 +76,8 @@ def _judge_hdk(chk: Check, mx, facts, cv, dv) -> Finding:
     d9 = u.conflicts(mx, rule.conflicts, "hdk") if rule else []
     if eff is None or not eff.stated:
         return chk.warn(f"the matrix has no HDK statement for CANN {rel.version}: cannot confirm driver {dv}",
-                        detail=u.describe(d9), evidence=seen + u.cite(mx, rule.sources if rule else rel.sources), data=data)
+                        detail=u.describe(d9), evidence=seen + u.cite(mx, rule.sources if rule else rel.sources),
+                        data=data)
     paired = ", ".join(s.text for s in eff.paired) or "none stated"
     evid = seen + u.cite(mx, eff.sources, eff.line, f"CANN {rel.version}: HDK paired {paired}"
                          + (f"; matched {', '.join(s.text for s in eff.matched)}" if eff.matched else "")
@@ -111,7 +110,7 @@ def _judge_hdk(chk: Check, mx, facts, cv, dv) -> Finding:
                     evidence=evid, data=data, fix=fix)
 
 
-def _hdk_fix(mx, rel, eff, fam, dv, facts) -> str:
+def _hdk_fix(mx: Matrix, rel: CannRelease, eff: HdkRule, fam: Chip | None, dv: AscendVersion, facts: Facts) -> str:
     target = eff.paired[0].text if eff.paired else (eff.matched[0].text if eff.matched else "")
     fix = ""
     if target:
@@ -119,16 +118,17 @@ def _hdk_fix(mx, rel, eff, fam, dv, facts) -> str:
         fix = f"install HDK {target} ({u.install_order(mx)}): {'; '.join(pkgs)}"
     homes = [r.version for r in mx.cann if r.hdk and r.hdk.classify(dv) in ("paired", "matched")]
     if homes:
-        fix += ("; or " if fix else "") + f"keep driver {dv} and use CANN {homes[0]} (envcheck matrix suggest --cann {homes[0]})"
+        fix += (("; or " if fix else "")
+                + f"keep driver {dv} and use CANN {homes[0]} (envcheck matrix suggest --cann {homes[0]})")
     return fix
 
 
-def _judge_firmware(chk: Check, mx, facts, dv) -> Iterator[Finding]:
+def _judge_firmware(chk: Check, mx: Matrix, facts: Facts, dv: AscendVersion) -> Iterator[Finding]:
     fw = facts.firmware_version
     if fw is None:
         return
     fv, ferr = u.ascend(fw)
-    if ferr:
+    if fv is None:  # fw is present: it does not parse
         yield chk.warn(f"cannot judge firmware: {ferr}", evidence=[u.seen(facts, "firmware")])
         return
     evid = [u.seen(facts, "driver"), u.seen(facts, "firmware")]
@@ -140,10 +140,10 @@ def _judge_firmware(chk: Check, mx, facts, dv) -> Iterator[Finding]:
         else:
             yield chk.ok(f"firmware HDK {fv} goes with driver {dv}", evidence=evid, data=data)
         return
-    rule = next((m for m in mx.firmware if dv >= u.ascend(m.driver)[0]), None)
+    rule = next((m for m in mx.firmware if dv >= parse_ascend(m.driver)), None)  # the loader checked them
     if rule is None:
         return
-    minimum = u.ascend(rule.firmware)[0]
+    minimum = parse_ascend(rule.firmware)
     evid += u.cite(mx, rule.sources, 0, f"driver >= {rule.driver} needs firmware >= {rule.firmware}")
     if fv < minimum:
         yield chk.warn(f"firmware {fv} is older than {rule.firmware}, the minimum for driver {dv}",
@@ -166,13 +166,13 @@ def chip_supported_by_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
     if facts.cann_version is None:
         yield chk.skip(f"no CANN toolkit found to judge chip {facts.chip} against")
         return
-    mx, err = _matrix(chk, ctx)
-    if err:
-        yield err
+    mx = u.matrix_or_error(chk, ctx)
+    if isinstance(mx, Finding):
+        yield mx
         return
     cv, cerr = u.ascend(facts.cann_version)
     seen = [u.seen(facts, "chip"), u.seen(facts, "cann")]
-    if cerr:
+    if cv is None:  # the version is present: it does not parse
         yield chk.warn(f"cannot judge: {cerr}", evidence=seen)
         return
     fam = mx.chip_family(facts.chip)
@@ -180,12 +180,14 @@ def chip_supported_by_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
         yield chk.warn(f"chip {facts.chip!r} is not a chip family the matrix knows", evidence=seen,
                        data={"rule": "chip family supported by CANN", "chip": facts.chip})
         return
-    since = u.ascend(fam.since)[0] if fam.since else None
-    evid = seen + u.cite(mx, fam.sources, fam.line, f"{fam.name}: supported from CANN {fam.since or '(every release)'}")
+    since = parse_ascend(fam.since) if fam.since else None  # the loader checked it
+    evid = seen + u.cite(mx, fam.sources, fam.line,
+                         f"{fam.name}: supported from CANN {fam.since or '(every release)'}")
     data = {"rule": "chip family supported by CANN", "chip": facts.chip, "family": fam.family, "since": fam.since}
     if since is not None and cv < since:
         first = min((r for r in mx.cann if r.parsed >= since and r.pairings), key=lambda r: r.parsed, default=None)
-        yield chk.fail(f"CANN {cv} predates support for {fam.name} (chip {facts.chip}); first supported in CANN {fam.since}",
+        yield chk.fail(f"CANN {cv} predates support for {fam.name} (chip {facts.chip}); "
+                       f"first supported in CANN {fam.since}",
                        evidence=evid, data=data,
                        fix=f"install CANN {fam.since} or newer (envcheck matrix suggest --chip {facts.chip})"
                        + (f"; e.g. CANN {first.version}" if first and first.version != fam.since else ""))
@@ -207,51 +209,52 @@ def kernels_match_toolkit(chk: Check, ctx: Context) -> Iterator[Finding]:
     another chip family fail.
     """
     facts = ctx.facts
-    inst = facts.active_cann()
+    inst = facts.cann.active_install()
     if inst is None or facts.cann_version is None:
         yield chk.skip("no CANN toolkit found")
         return
-    kernels = [k for k in inst.get("kernels") or [] if isinstance(k, dict)]
+    kernels = list(inst.kernels or ())
     if not kernels:
         yield chk.skip(f"no kernels / ops package recorded for CANN {facts.cann_version}")
         return
-    mx, err = _matrix(chk, ctx)
-    if err:
-        yield err
+    mx = u.matrix_or_error(chk, ctx)
+    if isinstance(mx, Finding):
+        yield mx
         return
     cv, cerr = u.ascend(facts.cann_version)
-    if cerr:
+    if cv is None:  # the version is present: it does not parse
         yield chk.warn(f"cannot judge: {cerr}", evidence=[u.seen(facts, "cann")])
         return
     fam = mx.chip_family(facts.chip) if facts.chip else None
-    other = [k for k in kernels if _wrong_chip(fam, str(k.get("name") or ""))]
+    other = [k for k in kernels if _wrong_chip(fam, k.name or "")]
     mine = [k for k in kernels if k not in other]
-    if other and not any(_TOKEN.search(str(k.get("name") or "")) for k in mine):
+    if other and not any(_TOKEN.search(k.name or "") for k in mine):
         # kernels for some chip are installed, none for this one (another chip's package next to
         # the right one is harmless, so only its absence fails)
         yield _judge_kernel(chk, mx, facts, cv, fam, other[0])
         return
-    versioned = [k for k in mine if k.get("version") is not None]
+    versioned = [k for k in mine if k.version is not None]
     for k in versioned:
         yield _judge_kernel(chk, mx, facts, cv, fam, k)
     if not versioned:
-        names = ", ".join(str(k.get("name")) for k in kernels)
+        names = ", ".join(str(k.name) for k in kernels)
         yield chk.skip(f"kernels / ops found ({names}) but no version recorded to compare with CANN {cv}")
 
 
-def _wrong_chip(fam, name: str) -> bool:
+def _wrong_chip(fam: Chip | None, name: str) -> bool:
     tok = _TOKEN.search(name)
     return bool(fam is not None and tok and tok.group(1).lower() not in [t.lower() for t in fam.kernel_tokens])
 
 
-def _judge_kernel(chk: Check, mx, facts, cv, fam, k: dict) -> Finding:
-    name, ver = str(k.get("name") or "kernels"), k.get("version")
-    evid = [u.seen(facts, "cann"), u.ev(k.get("source") or "kernels", f"{name} {ver}")]
+def _judge_kernel(chk: Check, mx: Matrix, facts: Facts, cv: AscendVersion, fam: Chip | None,
+                  k: CannPackage) -> Finding:
+    name, ver = k.name or "kernels", k.version
+    evid = [u.seen(facts, "cann"), u.ev(k.source or "kernels", f"{name} {ver}")]
     rule = mx.kernel_rule(cv)
     data = {"rule": "kernels / ops match the toolkit", "toolkit": str(cv), "kernels": name, "version": ver}
     if rule:
         evid += u.cite(mx, rule.sources, 0, rule.note)
-    if _wrong_chip(fam, name):
+    if fam is not None and _wrong_chip(fam, name):
         return chk.fail(f"{name} is for another chip than {fam.name} (chip {facts.chip})", evidence=evid, data=data,
                         fix=_kernel_fix(mx, cv, fam, facts))
     kv, kerr = u.ascend(ver)
@@ -271,7 +274,7 @@ def _judge_kernel(chk: Check, mx, facts, cv, fam, k: dict) -> Finding:
                     fix=_kernel_fix(mx, cv, fam, facts))
 
 
-def _kernel_fix(mx, cv, fam, facts) -> str:
+def _kernel_fix(mx: Matrix, cv: AscendVersion, fam: Chip | None, facts: Facts) -> str:
     return "install " + u.kernels_file(mx, str(cv), fam.family if fam else None, fam.token if fam else None,
                                        u.arch(facts))
 
@@ -292,13 +295,13 @@ def mindspore_matches_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
     if facts.cann_version is None:
         yield chk.skip(f"no CANN toolkit found to pair MindSpore {ms} with")
         return
-    mx, err = _matrix(chk, ctx)
-    if err:
-        yield err
+    mx = u.matrix_or_error(chk, ctx)
+    if isinstance(mx, Finding):
+        yield mx
         return
     (cv, cerr), merr = u.ascend(facts.cann_version), u.pep(ms)[1]
     seen = [u.seen(facts, "mindspore"), u.seen(facts, "cann")]
-    if cerr or merr:
+    if cv is None or merr:  # both are present: None / a problem means it does not parse
         yield chk.warn(f"cannot judge: {cerr or merr}", evidence=seen)
         return
     data = {"rule": "MindSpore <-> CANN pairing", "mindspore": ms, "cann": str(cv)}
@@ -307,7 +310,7 @@ def mindspore_matches_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
         yield chk.warn(f"MindSpore on {fam.name}: the deployer does not install MindSpore for this card",
                        evidence=seen + u.cite(mx, ["AD-26"]), data=data)
     pairs = mx.mindspore_pairings(ms)
-    here = [m for m in pairs if m.cann and mx.release(m.cann).parsed == cv]
+    here = [m for m in pairs if m.cann and parse_ascend(m.cann) == cv]  # m.cann: the release row it sits in
     if here:
         m = here[0]
         evid = seen + u.cite(mx, m.sources, m.line, f"CANN {m.cann} -> MindSpore {m.spec}")
@@ -326,10 +329,11 @@ def mindspore_matches_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
         spec = rel.mindspore[0].spec
         fix = f"pip install mindspore=={spec}" if spec[:1] not in "<>=!~" else f"pip install 'mindspore{spec}'"
     if homes:
-        cannv = ", ".join(dict.fromkeys(m.cann for m in homes))
+        cannv = ", ".join(dict.fromkeys(m.cann for m in homes if m.cann))
         yield chk.warn(f"MindSpore {ms} is paired with CANN {cannv}, not CANN {cv}",
                        detail="MindSpore's own check (MS-CHECK) warns about this at start-up too.",
-                       evidence=seen + u.cite(mx, [s for m in homes for s in m.sources] + ["MS-CHECK"]), data=data, fix=fix)
+                       evidence=seen + u.cite(mx, [s for m in homes for s in m.sources] + ["MS-CHECK"]),
+                       data=data, fix=fix)
     elif pairs:
         cs = [c for m in pairs for c in u.conflicts(mx, m.conflicts, "mindspore")]
         yield chk.warn(f"no source pairs MindSpore {ms} with any CANN release", detail=u.describe(cs),

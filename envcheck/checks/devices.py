@@ -20,7 +20,7 @@ INSTALL_DOC = "https://www.hiascend.com/document (CANN installation guide: insta
 
 
 def _driver_present(f: Facts) -> bool:
-    return bool((f.driver or {}).get("present") or f.driver_version)
+    return bool(f.driver.present or f.driver_version)
 
 
 @check("EC301", "cann-not-found", "a CANN toolkit is installed", section=CANN_SECTION)
@@ -51,10 +51,12 @@ def cann_found(chk: Check, ctx: Context) -> Iterable[Finding]:
     for n in inst.get("nnal") or []:
         extras.append(f"NNAL {n['name']} {n['version']}")
     if others:
-        extras.append("also installed: " + ", ".join(f"{o.get('version') or '?'} ({o.get('home')})" for o in others))
+        extras.append("also installed: "
+                      + ", ".join(f"{o.get('version') or '?'} ({o.get('home')})" for o in others))
     evidence = [ev(inst.get("source") or inst.get("home"), f"version {inst.get('version')}")]
     evidence += [ev(c["source"], f"{name} {c['version']}") for name, c in (inst.get("components") or {}).items()]
-    evidence += [ev(k["source"], f"{k['name']} {k.get('version') or ''}".strip()) for k in inst.get("kernels") or []]
+    evidence += [ev(k["source"], f"{k['name']} {k.get('version') or ''}".strip())
+                 for k in inst.get("kernels") or []]
     evidence += [ev(n["source"], f"atb {n['version']}") for n in inst.get("nnal") or []]
     if not inst.get("version"):
         yield chk.warn(title, detail="the toolkit's version files could not be read (see EC308)",
@@ -75,8 +77,8 @@ def components_consistent(chk: Check, ctx: Context) -> Iterable[Finding]:
     """runtime, compiler, hccl, opp and toolkit of the active toolkit must come from one CANN
     release. Mixed components (one package upgraded on its own, or ``latest/`` links pointing
     into two release directories) give undefined-symbol and op-compile errors at run time."""
-    inst = ctx.facts.active_cann()
-    comps = {k: v for k, v in ((inst or {}).get("components") or {}).items() if k in CORE_COMPONENTS}
+    inst = ctx.facts.active_cann() or {}
+    comps = {k: v for k, v in (inst.get("components") or {}).items() if k in CORE_COMPONENTS}
     if not comps:
         yield chk.skip("no toolkit component versions to compare")
         return
@@ -89,10 +91,12 @@ def components_consistent(chk: Check, ctx: Context) -> Iterable[Finding]:
         common = max(groups, key=lambda g: len(groups[g]))
         odd = [n for g, ns in groups.items() if g != common for n in ns]
         shown = ", ".join(f"{n} {comps[n]['version']}" for n in odd)
-        yield chk.fail(f"CANN components mixed in {inst.get('home')}: {shown} vs {comps[groups[common][0]]['version']}",
+        usual = comps[groups[common][0]]["version"]
+        yield chk.fail(f"CANN components mixed in {inst.get('home')}: {shown} vs {usual}",
                        evidence=evidence, data={"components": {n: c["version"] for n, c in comps.items()}},
-                       fix=f"reinstall the {inst.get('version') or 'toolkit'} toolkit package so every component is one "
-                           "release (./Ascend-cann-toolkit_<ver>_linux-<arch>.run --upgrade), or repoint the latest/ links")
+                       fix=f"reinstall the {inst.get('version') or 'toolkit'} toolkit package so every component is "
+                           "one release (./Ascend-cann-toolkit_<ver>_linux-<arch>.run --upgrade), "
+                           "or repoint the latest/ links")
         return
     yield chk.ok(f"{len(comps)} components at {next(iter(comps.values()))['version']}", evidence=evidence)
 
@@ -105,16 +109,16 @@ def driver_found(chk: Check, ctx: Context) -> Iterable[Finding]:
     container started without the NPU devices, EC620, is then the one cause). Whether the files
     agree with the running driver is EC310."""
     f = ctx.facts
-    d = f.driver or {}
+    d = f.driver
     if not f.driver_version:
-        where = str(d.get("install_path") or "/usr/local/Ascend") + "/driver/version.info"
-        if d.get("present"):
+        where = (d.install_path or "/usr/local/Ascend") + "/driver/version.info"
+        if d.present:
             yield chk.fail(f"driver directory present but its version is unreadable ({where}; see EC308)",
                            evidence=[ev(where, "unreadable")],
                            fix="reinstall the driver package (Ascend-hdk-<chip>-npu-driver_<ver>.run)",
                            depends=("EC308",))
         else:
-            in_container = bool((f.container or {}).get("in_container"))
+            in_container = bool(f.container.in_container)
             yield chk.fail(f"NPU driver not found ({where} missing)",
                            fix="install the NPU driver and firmware "
                                "(Ascend-hdk-<chip>-npu-driver_<ver>_linux-<arch>.run --full, then reboot); "
@@ -124,17 +128,17 @@ def driver_found(chk: Check, ctx: Context) -> Iterable[Finding]:
         return
     fw = f.firmware_version
     title = f"driver {f.driver_version}" + (f", firmware {fw}" if fw else " (firmware version not found)")
-    evidence = [ev(str(d.get("version_source") or "driver/version.info"), f"driver {f.driver_version}")]
+    evidence = [ev(d.version_source or "driver/version.info", f"driver {f.driver_version}")]
     if fw:
-        evidence.append(ev(str(d.get("firmware_source") or "firmware/version.info"), f"firmware {fw}"))
+        evidence.append(ev(d.firmware_source or "firmware/version.info", f"firmware {fw}"))
     yield chk.ok(title, evidence=evidence)
 
 
 def running_driver(f: Facts) -> str | None:
     """The driver version npu-smi reports (the loaded driver) when it differs from version.info."""
-    smi = (f.npu or {}).get("version")
-    if smi and f.driver_version and str(smi).lower() != str(f.driver_version).lower():
-        return str(smi)
+    smi = f.npu.version
+    if smi and f.driver_version and smi.lower() != f.driver_version.lower():
+        return smi
     return None
 
 
@@ -155,7 +159,8 @@ def effective_driver(f: Facts) -> tuple[str | None, str]:
         return f.driver_version, ""
     if newer:
         return smi, f"the running driver (npu-smi) is {smi}; version.info says {f.driver_version} (EC310)"
-    return f.driver_version, f"version.info says {f.driver_version}; npu-smi still runs {smi} until a reboot (EC310)"
+    return f.driver_version, (f"version.info says {f.driver_version}; "
+                              f"npu-smi still runs {smi} until a reboot (EC310)")
 
 
 @check("EC310", "driver-version-disagrees", "the driver files and the running driver are one version",
@@ -172,11 +177,10 @@ def driver_agrees(chk: Check, ctx: Context) -> Iterable[Finding]:
     if not f.driver_version:
         yield chk.skip("no driver version.info to compare (EC303)")
         return
-    if not (f.npu or {}).get("version"):
+    if not f.npu.version:
         yield chk.skip("npu-smi did not report a driver version to compare with")
         return
-    d = f.driver or {}
-    evidence = [ev(str(d.get("version_source") or "driver/version.info"), f"driver {f.driver_version}")]
+    evidence = [ev(f.driver.version_source or "driver/version.info", f"driver {f.driver_version}")]
     if smi is None:
         yield chk.ok(f"version.info and npu-smi agree: driver {f.driver_version}", evidence=evidence)
         return
@@ -186,14 +190,15 @@ def driver_agrees(chk: Check, ctx: Context) -> Iterable[Finding]:
     try:
         files_newer = parse_ascend(str(f.driver_version)) > parse_ascend(smi)
     except VersionError:
-        files_newer = None
+        files_newer = False
     if files_newer:
         yield chk.warn(f"driver {f.driver_version} is installed but npu-smi still runs {smi}",
                        detail="an upgrade was installed and the machine was not rebooted", evidence=evidence,
                        fix=f"reboot to load driver {f.driver_version}")
         return
-    in_container = bool((f.container or {}).get("in_container"))
-    fix = (f"mount the host's /usr/local/Ascend/driver (it runs {smi}) and /etc/ascend_install.info into the container"
+    in_container = bool(f.container.in_container)
+    fix = (f"mount the host's /usr/local/Ascend/driver (it runs {smi}) and /etc/ascend_install.info "
+           "into the container"
            if in_container else
            f"reinstall the driver of HDK {smi} (the running one) so its files match, or reboot if "
            f"{f.driver_version} was installed on purpose")
@@ -209,15 +214,15 @@ def npu_smi_present(chk: Check, ctx: Context) -> Iterable[Finding]:
     Missing on a machine with a driver usually means a container started without mounting it;
     envcheck then falls back to counting ``/dev/davinci*``."""
     f = ctx.facts
-    npu = f.npu or {}
-    if npu.get("path"):
-        yield chk.ok(f"npu-smi at {npu['path']}" + (f" (npu-smi {npu['tool_version']})" if npu.get("tool_version") else ""))
+    npu = f.npu
+    if npu.path:
+        yield chk.ok(f"npu-smi at {npu.path}" + (f" (npu-smi {npu.tool_version})" if npu.tool_version else ""))
         return
-    if not _driver_present(f) and not npu.get("dev_davinci"):
+    if not _driver_present(f) and not npu.dev_davinci:
         yield chk.skip("npu-smi not found, and there is no NPU driver (see EC303)")
         return
     yield chk.fail("npu-smi not found on PATH although the NPU driver is installed",
-                   evidence=[ev("PATH", (f.env or {}).get("PATH", "(unset)"))],
+                   evidence=[ev("PATH", f.env.get("PATH", "(unset)"))],
                    fix="export PATH=/usr/local/sbin:/usr/local/bin:$PATH  (in a container: "
                        "-v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi)")
 
@@ -227,44 +232,43 @@ def npu_smi_works(chk: Check, ctx: Context) -> Iterable[Finding]:
     """Runs ``npu-smi info`` with a timeout. A non-zero exit (DCMI ``-8005``: driver not usable
     here; ``-8020``: device used by another container), a hang, or a table with no devices all
     mean the NPUs cannot be used right now."""
-    npu = ctx.facts.npu or {}
-    if not npu.get("available"):
+    npu = ctx.facts.npu
+    if not npu.available:
         yield chk.skip("npu-smi not run (not found)")
         return
-    err = npu.get("error")
+    err = npu.error
     if not err:
-        yield chk.ok(f"npu-smi info listed {npu.get('count')} device(s)" +
-                     (f" in {npu['seconds']:.2f} s" if npu.get("seconds") is not None else ""))
+        yield chk.ok(f"npu-smi info listed {npu.count} device(s)" +
+                     (f" in {npu.seconds:.2f} s" if npu.seconds is not None else ""))
         return
-    code = npu.get("dcmi_code")
+    code = npu.dcmi_code
     detail = DCMI.get(code, "") if code is not None else ""
     fix = ("check the device is not held by another container (npu-smi info on the host), and start this "
            "container with --device=/dev/davinciN --device=/dev/davinci_manager --device=/dev/devmm_svm "
            "--device=/dev/hisi_hdc plus the driver mounts")
-    if npu.get("timed_out"):
+    if npu.timed_out:
         fix = "the driver is not answering: check `dmesg` for NPU errors and reboot the node if npu-smi keeps hanging"
-    yield chk.fail(err, detail=detail, evidence=[ev(str(npu.get("path")) + " info", err)], fix=fix,
-                   data={"rc": npu.get("rc"), "timed_out": npu.get("timed_out"), "dcmi_code": code})
+    yield chk.fail(err, detail=detail, evidence=[ev(f"{npu.path} info", err)], fix=fix,
+                   data={"rc": npu.rc, "timed_out": npu.timed_out, "dcmi_code": code})
 
 
 @check("EC306", "npu-unhealthy", "every NPU reports Health OK", section=DEV_SECTION)
 def npus_healthy(chk: Check, ctx: Context) -> Iterable[Finding]:
     """npu-smi's Health column: ``OK`` is healthy, ``Warning`` is degraded, ``Alarm`` / ``Critical``
     mean the device has a fault and jobs on it will fail or hang."""
-    devs = (ctx.facts.npu or {}).get("devices") or []
+    devs = ctx.facts.npu.devices or ()
     if not devs:
         yield chk.skip("no npu-smi device table to read")
         return
-    bad = [d for d in devs if str(d.get("health", "")).upper() != "OK"]
+    bad = [d for d in devs if (d.health or "").upper() != "OK"]
     if not bad:
         yield chk.ok(f"all {len(devs)} NPUs Health OK")
         return
-    evidence = [ev(f"npu-smi NPU {d.get('id')} chip {d.get('chip_id')}", f"{d.get('name')} Health {d.get('health')}")
-                for d in bad]
-    shown = ", ".join(f"NPU {d.get('id')}: {d.get('health')}" for d in bad)
+    evidence = [ev(f"npu-smi NPU {d.id} chip {d.chip_id}", f"{d.name} Health {d.health}") for d in bad]
+    shown = ", ".join(f"NPU {d.id}: {d.health}" for d in bad)
     fix = "npu-smi info -t health -i <NPU id> shows the error code; take the device out of service and contact the " \
           "hardware owner (a reboot clears transient alarms)"
-    if all(str(d.get("health", "")).lower() == "warning" for d in bad):
+    if all((d.health or "").lower() == "warning" for d in bad):
         yield chk.warn(f"degraded NPUs: {shown}", evidence=evidence, fix=fix)
     else:
         yield chk.fail(f"unhealthy NPUs: {shown}", evidence=evidence, fix=fix)
@@ -278,22 +282,21 @@ def npus_idle(chk: Check, ctx: Context) -> Iterable[Finding]:
     """Processes listed by npu-smi (or more than half of a device's HBM in use with no process
     visible, i.e. another container) leave less memory for the job and can make set-device fail
     with DCMI -8020. Warns only: the process may be your own job."""
-    npu = ctx.facts.npu or {}
-    devs = npu.get("devices") or []
-    procs = npu.get("processes") or []
+    npu = ctx.facts.npu
+    devs = npu.devices or ()
+    procs = npu.processes or ()
     if not devs:
         yield chk.skip("no npu-smi device table to read")
         return
     if procs:
-        shown = ", ".join(f"pid {p['pid']} {p.get('name')} on NPU {p['device']} ({p.get('memory_mb'):.0f} MB)"
-                          for p in procs[:6])
+        shown = ", ".join(f"pid {p.pid} {p.name} on NPU {p.device} ({p.memory_mb:.0f} MB)" for p in procs[:6])
         yield chk.warn(f"{len(procs)} process(es) already on the NPUs: {shown}",
-                       evidence=[ev("npu-smi info", f"NPU {p['device']} pid {p['pid']} {p.get('name')}") for p in procs],
+                       evidence=[ev("npu-smi info", f"NPU {p.device} pid {p.pid} {p.name}") for p in procs],
                        fix="stop the listed processes (kill <pid>) or pick free devices with ASCEND_RT_VISIBLE_DEVICES")
         return
-    full = [d for d in devs if d.get("hbm_total_mb") and (d.get("hbm_used_mb") or 0) > BUSY_FRACTION * d["hbm_total_mb"]]
+    full = [d for d in devs if d.hbm_total_mb and (d.hbm_used_mb or 0) > BUSY_FRACTION * d.hbm_total_mb]
     if full:
-        shown = ", ".join(f"NPU {d['id']} {d['hbm_used_mb']}/{d['hbm_total_mb']} MB" for d in full)
+        shown = ", ".join(f"NPU {d.id} {d.hbm_used_mb}/{d.hbm_total_mb} MB" for d in full)
         yield chk.warn(f"HBM in use with no visible process: {shown}",
                        detail="another container is probably using these devices",
                        fix="find the owner with npu-smi info on the host")
@@ -325,13 +328,13 @@ def npu_visible(chk: Check, ctx: Context) -> Iterable[Finding]:
     device visible means the container was started without ``--device=/dev/davinciN`` or the
     cards are not detected (``lspci | grep d80``)."""
     f = ctx.facts
-    npu = f.npu or {}
-    devs = npu.get("devices") or []
-    dav = npu.get("dev_davinci") or []
+    npu = f.npu
+    devs = npu.devices or ()
+    dav = npu.dev_davinci or ()
     if devs:
-        names = Counter(d.get("name") for d in devs)
+        names = Counter(d.name for d in devs)
         shown = " + ".join(f"{n} × {name}" for name, n in names.most_common())
-        per = npu.get("npu_count")
+        per = npu.npu_count
         extra = f" on {per} cards" if per and per != len(devs) else ""
         yield chk.ok(f"{shown}{extra}", evidence=[ev("npu-smi info", f"{len(devs)} devices")])
         return

@@ -5,7 +5,7 @@ Cluster-wide findings (drift, links, unresponsive ranks) are produced by envchec
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from envcheck.checks import launchenv as envvars
 from envcheck.checks.registry import Check, Context, check
@@ -20,17 +20,16 @@ def node_devices(facts: Facts, keys: tuple[str, ...] = ("logic_id", "id")) -> li
 
     Default: logical ids (what ASCEND_RT_VISIBLE_DEVICES and torch count), falling back to the NPU id.
     """
-    npu = facts.npu or {}
-    devs = npu.get("devices")
-    if not npu.get("available", bool(devs)) or not isinstance(devs, list) or not devs:
+    npu = facts.npu
+    devs = npu.devices
+    if not devs or not npu.get("available", True):  # a table, and npu-smi not said to be unavailable
         return None
-    ids = []
+    ids: list[int] = []
     for d in devs:
-        if not isinstance(d, dict):
-            continue
         for k in keys:
-            if isinstance(d.get(k), int):
-                ids.append(d[k])
+            value = getattr(d, k, None)  # an NpuDevice field: id, phy_id, logic_id...
+            if isinstance(value, int):
+                ids.append(value)
                 break
     return sorted(set(ids)) or None
 
@@ -45,12 +44,12 @@ def table_devices(facts: Facts) -> list[int] | None:
 
 def host_addresses(facts: Facts) -> set[str] | None:
     """Every address of this host's interfaces, plus its hostname (None when the probe read none)."""
-    ifaces = (facts.system or {}).get("interfaces")
-    if not isinstance(ifaces, dict) or not ifaces:
+    ifaces = facts.system.interfaces
+    if not ifaces:
         return None
-    out = {str(a).split("/")[0] for addrs in ifaces.values() for a in (addrs or [])}
-    if facts.system.get("hostname"):
-        out.add(str(facts.system["hostname"]))
+    out = {a.split("/")[0] for addrs in ifaces.values() for a in addrs}
+    if facts.system.hostname:
+        out.add(facts.system.hostname)
     return out
 
 
@@ -123,22 +122,22 @@ def ranktable_valid(chk: Check, ctx: Context) -> Iterable[Finding]:
     if not path:
         yield chk.skip("RANK_TABLE_FILE is not set")
         return
-    read = ctx.facts.ranktable or {}
-    if read.get("path") != path:
+    read = ctx.facts.ranktable
+    if read.path != path:
         yield chk.skip(f"the rank table {path} was not read by the probe (a saved snapshot without it?)")
         return
-    if read.get("error") or not isinstance(read.get("doc"), dict):
-        yield chk.fail(f"rank table unreadable: {read.get('error') or 'no table'}",
+    if read.error or read.doc is None:
+        yield chk.fail(f"rank table unreadable: {read.error or 'no table'}",
                        evidence=[ev("RANK_TABLE_FILE", path)],
                        fix="point RANK_TABLE_FILE at the JSON rank table generated for this job")
         return
-    table = rt.from_dict(read["doc"])
+    table = rt.from_dict(read.doc)
     yield _judge(chk, ctx, table, path)
     if not ctx.options.get("ranktable"):
         yield from _connect_timeout(chk, env)
 
 
-def _connect_timeout(chk: Check, env: dict) -> Iterator[Finding]:
+def _connect_timeout(chk: Check, env: Mapping[str, str]) -> Iterator[Finding]:
     """torch_npu's advice for rank-table launches: HCCL_CONNECT_TIMEOUT of 300 s or more."""
     raw = env.get("HCCL_CONNECT_TIMEOUT")
     try:
@@ -147,7 +146,8 @@ def _connect_timeout(chk: Check, env: dict) -> Iterator[Finding]:
         return  # EC206 judges malformed HCCL timeouts
     if value < 300:
         yield chk.warn(f"RANK_TABLE_FILE is set and HCCL_CONNECT_TIMEOUT is {value} s: rank-table links are set "
-                       "up without socket negotiation and time out sooner", fix="export HCCL_CONNECT_TIMEOUT=300 (or more)",
+                       "up without socket negotiation and time out sooner",
+                       fix="export HCCL_CONNECT_TIMEOUT=300 (or more)",
                        evidence=[ev("env HCCL_CONNECT_TIMEOUT", raw or "unset (HCCL default 120)")])
 
 

@@ -2,36 +2,35 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 from envcheck.checks.registry import Check, Context, check
+from envcheck.facts import CannEnvironment, CannInstall, EnvPath
 from envcheck.model import Facts, Finding, ev
 
 SECTION = "Environment"
 SHM_MIN = 1 << 30  # 1 GiB: DataLoader workers pass batches through /dev/shm (docker's default is 64 MiB)
 
 
-def set_env_command(inst: dict[str, Any]) -> str:
+def set_env_command(inst: CannInstall) -> str:
     """`source <toolkit>/set_env.sh` for an install (the file found by the probe, else <home>/../set_env.sh)."""
-    path = inst.get("set_env") or posixpath.normpath(str(inst.get("home", "")) + "/../set_env.sh")
+    path = inst.set_env or posixpath.normpath((inst.home or "") + "/../set_env.sh")
     return f"source {path}"
 
 
 def device_count(facts: Facts) -> int | None:
     """Logical NPUs on this host: npu-smi's chip rows, else the number of /dev/davinciN."""
-    npu = facts.npu or {}
-    if npu.get("count"):
-        return int(npu["count"])
-    dav = npu.get("dev_davinci") or []
-    return len(dav) or None
+    npu = facts.npu
+    if npu.count:
+        return npu.count
+    return len(npu.dev_davinci or ()) or None
 
 
-def _target_install(facts: Facts) -> dict[str, Any] | None:
-    inst = facts.active_cann()
+def _target_install(facts: Facts) -> CannInstall | None:
+    inst = facts.cann.active_install()
     if inst is not None:
         return inst
-    installs = facts.cann.get("installs") or []
+    installs = facts.cann.installs or ()
     return installs[0] if installs else None
 
 
@@ -47,43 +46,43 @@ def cann_env_loaded(chk: Check, ctx: Context) -> Iterable[Finding]:
     if inst is None:
         yield chk.skip("no CANN toolkit found, nothing to load (see EC301)")
         return
-    envinfo = (f.cann.get("environment") or {})
-    vars_ = envinfo.get("vars") or {}
+    envinfo = f.cann.environment or CannEnvironment()
+    vars_ = envinfo.vars or {}
     fix = set_env_command(inst)
     home = vars_.get("ASCEND_HOME_PATH")
     problems: list[str] = []
     if not home:
         problems.append("ASCEND_HOME_PATH is not set")
-    elif not home.get("exists"):
-        problems.append(f"ASCEND_HOME_PATH={home['value']} does not exist")
+    elif not home.exists:
+        problems.append(f"ASCEND_HOME_PATH={home.value} does not exist")
     opp = vars_.get("ASCEND_OPP_PATH")
     if not opp:
         problems.append("ASCEND_OPP_PATH is not set")
-    elif not opp.get("exists"):
-        problems.append(f"ASCEND_OPP_PATH={opp['value']} does not exist")
+    elif not opp.exists:
+        problems.append(f"ASCEND_OPP_PATH={opp.value} does not exist")
     lib_dir = _lib64(home, inst)
-    ld = envinfo.get("ld_library_path") or []
-    if lib_dir and not any(e.get("realpath") and _same(e["realpath"], lib_dir) for e in ld):
+    ld = envinfo.ld_library_path or ()
+    if lib_dir and not any(e.realpath and _same(e.realpath, lib_dir) for e in ld):
         problems.append(f"LD_LIBRARY_PATH does not contain {_shown_lib64(home, inst)}")
-    evidence = [ev(f"env {k}", v["value"]) for k, v in vars_.items()]
-    evidence.append(ev("env LD_LIBRARY_PATH", ":".join(e["path"] for e in ld) or "(unset)"))
-    if problems:
+    evidence = [ev(f"env {k}", v.value) for k, v in vars_.items()]
+    evidence.append(ev("env LD_LIBRARY_PATH", ":".join(str(e.path) for e in ld) or "(unset)"))
+    if problems or home is None:  # no problem means ASCEND_HOME_PATH is set
         yield chk.fail(f"CANN environment not loaded: {problems[0]}",
-                       detail="\n".join(problems) + f"\nDetected toolkit: {inst.get('home')} (CANN {inst.get('version')}).",
+                       detail="\n".join(problems) + f"\nDetected toolkit: {inst.home} (CANN {inst.version}).",
                        evidence=evidence, fix=fix, data={"problems": problems})
         return
-    yield chk.ok(f"CANN environment loaded: ASCEND_HOME_PATH={home['value']}", evidence=evidence, fix=fix)
+    yield chk.ok(f"CANN environment loaded: ASCEND_HOME_PATH={home.value}", evidence=evidence, fix=fix)
 
 
-def _lib64(home: dict[str, Any] | None, inst: dict[str, Any]) -> str | None:
+def _lib64(home: EnvPath | None, inst: CannInstall) -> str | None:
     """Resolved lib64 of the toolkit the environment names (else of the detected one)."""
-    if home and home.get("exists"):
-        return home.get("lib64")
-    return inst.get("lib64")
+    if home and home.exists:
+        return home.lib64
+    return inst.lib64
 
 
-def _shown_lib64(home: dict[str, Any] | None, inst: dict[str, Any]) -> str:
-    base = home["value"] if home and home.get("exists") else inst.get("home")
+def _shown_lib64(home: EnvPath | None, inst: CannInstall) -> str:
+    base = home.value if home and home.exists else inst.home
     return str(base).rstrip("/") + "/lib64"
 
 
@@ -137,7 +136,7 @@ def shm_large_enough(chk: Check, ctx: Context) -> Iterable[Finding]:
     """DataLoader workers hand batches to the trainer through /dev/shm. Containers get 64 MiB by
     default, and workers then die with "Unexpected bus error encountered in worker. This might be
     caused by insufficient shared memory (shm)". Fails below 1 GiB."""
-    size = (ctx.facts.system or {}).get("shm_bytes")
+    size = ctx.facts.system.shm_bytes
     if size is None:
         yield chk.skip("size of /dev/shm unknown")
         return
@@ -179,7 +178,7 @@ def log_level_quiet(chk: Check, ctx: Context) -> Iterable[Finding]:
         yield chk.warn("ASCEND_SLOG_PRINT_TO_STDOUT=1 prints CANN logs to the console", evidence=evidence,
                        fix="unset ASCEND_SLOG_PRINT_TO_STDOUT")
     if (level is None or level.strip() in ("2", "3", "4")) and not (stdout and stdout.strip() == "1"):
-        if not (ctx.facts.cann or {}).get("installs"):
+        if not ctx.facts.cann.installs:
             yield chk.skip("no CANN toolkit: no CANN logging to judge", evidence=evidence)
             return
         shown = f"{level} ({LOG_LEVELS[level.strip()]})" if level is not None else "default (error)"
@@ -217,13 +216,14 @@ def hccl_nic_valid(chk: Check, ctx: Context) -> Iterable[Finding]:
     address this host does not have makes communicator set-up time out (EI0006 / EI0015).
     GLOO_SOCKET_IFNAME (used by torch's gloo groups) is checked the same way."""
     env = ctx.facts.env or {}
-    ifaces = (ctx.facts.system or {}).get("interfaces")
+    ifaces = ctx.facts.system.interfaces
     keys = [k for k in ("HCCL_SOCKET_IFNAME", "HCCL_IF_IP", "GLOO_SOCKET_IFNAME") if env.get(k)]
     if not keys:
         yield chk.skip("HCCL_SOCKET_IFNAME / HCCL_IF_IP not set: HCCL picks a NIC itself")
         return
-    if not isinstance(ifaces, dict):
-        yield chk.skip("this host's network interfaces are unknown", evidence=[ev(f"env {k}", env[k]) for k in keys])
+    if ifaces is None:
+        yield chk.skip("this host's network interfaces are unknown",
+                       evidence=[ev(f"env {k}", env[k]) for k in keys])
         return
     listing = ", ".join(f"{n} ({' '.join(a) or 'no address'})" for n, a in ifaces.items())
     evidence = [ev(f"env {k}", env[k]) for k in keys] + [ev("interfaces", listing)]
@@ -251,17 +251,18 @@ def hccl_nic_valid(chk: Check, ctx: Context) -> Iterable[Finding]:
             yield chk.fail(f"HCCL_IF_IP={ip} is not an address of this host", detail=f"interfaces here: {listing}",
                            evidence=evidence, fix=f"export HCCL_IF_IP={_suggest_ip(ifaces)}  (or unset it)")
     if not bad:
-        yield chk.ok("HCCL NIC settings match this host: " + ", ".join(f"{k}={env[k]}" for k in keys), evidence=evidence)
+        yield chk.ok("HCCL NIC settings match this host: " + ", ".join(f"{k}={env[k]}" for k in keys),
+                     evidence=evidence)
 
 
-def _suggest(ifaces: dict[str, list[str]]) -> str:
+def _suggest(ifaces: Mapping[str, Sequence[str]]) -> str:
     for n, addrs in ifaces.items():
         if n != "lo" and not n.startswith(("docker", "veth", "virbr", "ifb")) and addrs:
             return n
     return "<interface name from `ip -br addr`>"
 
 
-def _suggest_ip(ifaces: dict[str, list[str]]) -> str:
+def _suggest_ip(ifaces: Mapping[str, Sequence[str]]) -> str:
     n = _suggest(ifaces)
     addrs = [a for a in ifaces.get(n, []) if ":" not in a]
     return addrs[0] if addrs else "<address of this host>"
@@ -297,11 +298,13 @@ def dist_env_valid(chk: Check, ctx: Context) -> Iterable[Finding]:
     warns: list[str] = []
     v = {k: _int(env, k, problems) for k in names[:8]}
     for k in ("RANK_SIZE", "WORLD_SIZE"):
-        if v[k] is not None and v[k] < 1:
-            problems.append(f"{k}={v[k]} must be at least 1")
+        value = v[k]
+        if value is not None and value < 1:
+            problems.append(f"{k}={value} must be at least 1")
     for k in ("RANK_ID", "DEVICE_ID", "HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT", "HCCL_EVENT_TIMEOUT"):
-        if v[k] is not None and v[k] < 0:
-            problems.append(f"{k}={v[k]} must not be negative")
+        value = v[k]
+        if value is not None and value < 0:
+            problems.append(f"{k}={value} must not be negative")
     if v["RANK_SIZE"] and v["RANK_ID"] is not None and v["RANK_ID"] >= v["RANK_SIZE"] > 0:
         problems.append(f"RANK_ID={v['RANK_ID']} is outside 0..RANK_SIZE-1 (RANK_SIZE={v['RANK_SIZE']})")
     if v["RANK_SIZE"] and v["WORLD_SIZE"] and v["RANK_SIZE"] != v["WORLD_SIZE"]:

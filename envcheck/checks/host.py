@@ -20,20 +20,19 @@ KINDS = ("ascend", "container-npu", "container-no-npu", "no-npu", "none")
 
 def npu_count(facts: Facts) -> int:
     """NPUs visible here: npu-smi's device rows, else /dev/davinciN (probe or container view)."""
-    npu = facts.npu or {}
-    devs = npu.get("devices") or []
+    devs = facts.npu.devices or ()
     if devs:
         return len(devs)
-    dav = npu.get("dev_davinci") or (facts.container or {}).get("davinci") or []
+    dav = facts.npu.dev_davinci or facts.container.davinci or ()
     return len(dav)
 
 
 def has_driver(facts: Facts) -> bool:
-    return bool((facts.driver or {}).get("present") or facts.driver_version or (facts.npu or {}).get("path"))
+    return bool(facts.driver.present or facts.driver_version or facts.npu.path)
 
 
 def has_cann(facts: Facts) -> bool:
-    return bool((facts.cann or {}).get("installs"))
+    return bool(facts.cann.installs)
 
 
 def has_npu(facts: Facts) -> bool:
@@ -49,10 +48,9 @@ def classify(facts: Facts) -> dict[str, Any]:
     """{"kind", "ascend" (NPUs visible), "title" (one line), "needs" (what a machine without the stack
     would need, in words)}."""
     n = npu_count(facts)
-    container = bool((facts.container or {}).get("in_container"))
-    engine = (facts.container or {}).get("engine") or "container"
-    sysinfo = facts.system or {}
-    where = ", ".join(x for x in (f"{engine} container" if container else "", str(sysinfo.get("arch") or "")) if x)
+    container = bool(facts.container.in_container)
+    engine = facts.container.engine or "container"
+    where = ", ".join(x for x in (f"{engine} container" if container else "", facts.system.arch or "") if x)
     stack = _stack(facts)
     if n:
         chip = facts.chip

@@ -63,7 +63,8 @@ def check_env(env: Mapping[str, str], devices: Sequence[int] | None = None,
         out.append(Issue("EC501", "fail", "WORLD_SIZE", f"WORLD_SIZE={ws} must be at least 1"))
     if ws and rank is not None and not 0 <= rank < ws:
         out.append(Issue("EC502", "fail", "RANK", f"RANK={rank} is outside 0..WORLD_SIZE-1 (WORLD_SIZE={ws})",
-                         "each rank needs a unique RANK in 0..WORLD_SIZE-1; node k's ranks start at k*LOCAL_WORLD_SIZE"))
+                         "each rank needs a unique RANK in 0..WORLD_SIZE-1; "
+                         "node k's ranks start at k*LOCAL_WORLD_SIZE"))
     if lws and lrank is not None and not 0 <= lrank < lws:
         out.append(Issue("EC502", "fail", "LOCAL_RANK",
                          f"LOCAL_RANK={lrank} is outside 0..LOCAL_WORLD_SIZE-1 (LOCAL_WORLD_SIZE={lws})"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -24,23 +24,15 @@ MPC = "msprechecker 0.4.0 presets/default.yaml (Huawei MindStudio)"
 KERNEL_MIN = (5, 10)
 
 
-def _devices(chk: Check, ctx: Context) -> Iterator[Any]:
-    """The device rows, or one skip finding (no hccn_tool / no devices) yielded instead."""
-    nd = ctx.facts.netdev or {}
-    if not nd.get("available"):
-        yield chk.skip(f"device network not read: {nd.get('reason') or 'hccn_tool not run'}")
-        return
-    yield [d for d in nd.get("devices") or [] if isinstance(d, dict)]
+def _rows(chk: Check, ctx: Context) -> tuple[list[dict[str, Any]], list[Finding]]:
+    """(the device rows as the probe wrote them, []), or ([], [a skip]) when hccn_tool was not read."""
+    nd = ctx.facts.netdev
+    if not nd.available:
+        return [], [chk.skip(f"device network not read: {nd.reason or 'hccn_tool not run'}")]
+    return [d.to_dict() for d in nd.devices or ()], []
 
 
-def _rows(chk: Check, ctx: Context) -> tuple[list[dict], list[Finding]]:
-    got = list(_devices(chk, ctx))
-    if got and isinstance(got[0], Finding):
-        return [], got
-    return got[0] if got else [], []
-
-
-def _unread(chk: Check, devs: list[dict], key: str, query: str) -> list[Finding]:
+def _unread(chk: Check, devs: list[dict[str, Any]], key: str, query: str) -> list[Finding]:
     """A skip when no device answered the query (errors shown), [] otherwise."""
     if any(d.get(key) is not None for d in devs):
         return []
@@ -68,7 +60,7 @@ def nic_up(chk: Check, ctx: Context) -> Iterable[Finding]:
     yield chk.ok(f"link UP on all {len(devs)} device NIC(s)", evidence=evidence)
 
 
-def _recent_downs(d: dict, hours: float) -> list[str]:
+def _recent_downs(d: dict[str, Any], hours: float) -> list[str]:
     now = d.get("stat_time")
     if not now:
         return []
@@ -145,7 +137,8 @@ def device_ips(chk: Check, ctx: Context) -> Iterable[Finding]:
 
     evidence = [ev(f"hccn_tool -i {d['id']} -ip -g", f"{d.get('ip') or 'no ip'} / {d.get('netmask') or '-'}")
                 for d in devs]
-    missing = [d["id"] for d in devs if d.get("ip_missing") or (d.get("ip") is None and "ip" not in d.get("errors", {}))]
+    missing = [d["id"] for d in devs
+               if d.get("ip_missing") or (d.get("ip") is None and "ip" not in d.get("errors", {}))]
     by_ip: dict[str, list[int]] = defaultdict(list)
     for d in devs:
         if d.get("ip"):
@@ -170,8 +163,9 @@ def device_ips(chk: Check, ctx: Context) -> Iterable[Finding]:
     if len(masks) > 1:
         yield chk.warn(f"device NICs use different netmasks: {sorted(masks)}", evidence=evidence,
                        fix="use one netmask for all device NICs of the job's network plane")
-    conf = conf_addresses((ctx.facts.netdev or {}).get("hccn_conf"))
-    differ = {d["id"]: (conf[d["id"]], d["ip"]) for d in devs if d["id"] in conf and d.get("ip") and conf[d["id"]] != d["ip"]}
+    conf = conf_addresses(ctx.facts.netdev.hccn_conf)
+    differ = {d["id"]: (conf[d["id"]], d["ip"]) for d in devs
+              if d["id"] in conf and d.get("ip") and conf[d["id"]] != d["ip"]}
     if differ:
         yield chk.warn("/etc/hccn.conf differs from the device: " + "; ".join(
             f"device {k}: conf {c}, device {i}" for k, (c, i) in differ.items()), evidence=evidence,
@@ -247,17 +241,17 @@ def hccl_nic_conflict(chk: Check, ctx: Context) -> Iterable[Finding]:
         yield chk.skip("HCCL_IF_IP not set: nothing to compare")
         return
     evidence = [ev(f"env {k}", env[k]) for k in ("HCCL_IF_IP", "HCCL_SOCKET_IFNAME") if env.get(k)]
-    dev_ips = {d.get("ip") for d in (ctx.facts.netdev or {}).get("devices") or [] if isinstance(d, dict)}
+    dev_ips = {d.ip for d in ctx.facts.netdev.devices or ()}
     if ip in dev_ips:
         yield chk.warn(f"HCCL_IF_IP={ip} is a device (NPU) NIC address; HCCL_IF_IP must name a host NIC",
                        evidence=evidence, fix="export HCCL_IF_IP=<this host's address on the management network>")
         return
-    ifaces = (ctx.facts.system or {}).get("interfaces")
-    if spec and isinstance(ifaces, dict):
+    ifaces = ctx.facts.system.interfaces
+    if spec and ifaces is not None:
         from envcheck.checks.environment import match_ifname
 
         chosen, _ = match_ifname(spec, ifaces)
-        owners = [n for n, addrs in ifaces.items() if ip in [str(a).split("/")[0] for a in addrs or []]]
+        owners = [n for n, addrs in ifaces.items() if ip in [a.split("/")[0] for a in addrs]]
         if owners and not set(owners) & set(chosen):
             yield chk.warn(f"HCCL_IF_IP={ip} is on {owners[0]}, which HCCL_SOCKET_IFNAME={spec} does not select; "
                            "HCCL uses HCCL_IF_IP and ignores HCCL_SOCKET_IFNAME", evidence=evidence,
@@ -286,7 +280,7 @@ def governor(chk: Check, ctx: Context) -> Iterable[Finding]:
     if (skip := _no_npu(chk, ctx)):
         yield skip
         return
-    g = (ctx.facts.host or {}).get("cpu_governors")
+    g = ctx.facts.host.cpu_governors
     if not g:
         yield chk.skip("no cpufreq governor readable (VM, container without /sys, or no cpufreq driver)")
         return
@@ -306,7 +300,7 @@ def thp(chk: Check, ctx: Context) -> Iterable[Finding]:
     if (skip := _no_npu(chk, ctx)):
         yield skip
         return
-    v = (ctx.facts.host or {}).get("thp")
+    v = ctx.facts.host.thp
     if v is None:
         yield chk.skip("transparent_hugepage setting not readable")
         return
@@ -331,7 +325,7 @@ def kernel(chk: Check, ctx: Context) -> Iterable[Finding]:
     if (skip := _no_npu(chk, ctx)):
         yield skip
         return
-    k = (ctx.facts.host or {}).get("kernel") or (ctx.facts.system or {}).get("kernel")
+    k = ctx.facts.host.kernel or ctx.facts.system.kernel
     ver = _kernel(k or "")
     if ver is None:
         yield chk.skip("kernel release unknown")
@@ -353,20 +347,20 @@ def host_summary(chk: Check, ctx: Context) -> Iterable[Finding]:
     if (skip := _no_npu(chk, ctx)):
         yield skip
         return
-    h, s, c = ctx.facts.host or {}, ctx.facts.system or {}, ctx.facts.container or {}
+    h, s, c = ctx.facts.host, ctx.facts.system, ctx.facts.container
 
-    def lim(v: Any) -> str:
+    def lim(v: int | None) -> str:
         return "unknown" if v is None else ("unlimited" if v == -1 else str(v))
 
-    swap = h.get("swap_total_bytes")
+    swap = h.swap_total_bytes
     parts = {
         "swap": "unknown" if swap is None else f"{swap // (1024 ** 2)} MiB",
-        "NUMA nodes": str(s.get("numa_nodes") if s.get("numa_nodes") is not None else "unknown"),
-        "ulimit -n": lim(s.get("open_files_limit")),
-        "ulimit -l": lim(s.get("memlock_limit")),
-        "container": (c.get("engine") or "yes") if c.get("in_container") else "no",
+        "NUMA nodes": str(s.numa_nodes if s.numa_nodes is not None else "unknown"),
+        "ulimit -n": lim(s.open_files_limit),
+        "ulimit -l": lim(s.memlock_limit),
+        "container": (c.engine or "yes") if c.in_container else "no",
     }
-    numa = h.get("npu_numa")
+    numa = h.npu_numa
     evidence = [ev(k, v) for k, v in parts.items()]
     if numa:
         evidence.append(ev("NPU NUMA node (sysfs numa_node)", ", ".join(f"{k}: {v}" for k, v in numa.items())))
@@ -383,15 +377,16 @@ def container_devices(chk: Check, ctx: Context) -> Iterable[Finding]:
     runtime README); without it ``docker run`` must pass ``--device /dev/davinciN`` and ``/dev/davinci_manager``,
     ``/dev/devmm_svm``, ``/dev/hisi_hdc``. A missing one leaves NPUs invisible or the runtime failing to open
     them (gpustack#1432; vllm-ascend#6063)."""
-    c = ctx.facts.container or {}
-    if not c.get("in_container"):
+    c = ctx.facts.container
+    if not c.in_container:
         yield chk.skip("not in a container")
         return
-    evidence = [ev("container", ", ".join(c.get("signals") or []))]
-    evidence += [ev(f"/dev/{k}", "present" if v else "absent") for k, v in (c.get("mgmt_devices") or {}).items()]
-    evidence.append(ev("/dev/davinci*", ",".join(map(str, c.get("davinci") or [])) or "none"))
-    missing = [f"/dev/{k}" for k, v in (c.get("mgmt_devices") or {}).items() if not v]
-    if not c.get("davinci"):
+    mgmt, dav = c.mgmt_devices or {}, c.davinci or ()
+    evidence = [ev("container", ", ".join(c.signals or ()))]
+    evidence += [ev(f"/dev/{k}", "present" if v else "absent") for k, v in mgmt.items()]
+    evidence.append(ev("/dev/davinci*", ",".join(map(str, dav)) or "none"))
+    missing = [f"/dev/{k}" for k, v in mgmt.items() if not v]
+    if not dav:
         missing.insert(0, "/dev/davinciN (no NPU)")
     if missing:
         yield chk.fail(f"container lacks {', '.join(missing)}", evidence=evidence,
@@ -400,7 +395,7 @@ def container_devices(chk: Check, ctx: Context) -> Iterable[Finding]:
                            "`--device /dev/davinci0 ... --device /dev/davinci_manager --device /dev/devmm_svm "
                            "--device /dev/hisi_hdc -v /usr/local/Ascend/driver:/usr/local/Ascend/driver`")
         return
-    yield chk.ok(f"container has {len(c['davinci'])} NPU device(s) and the management devices", evidence=evidence)
+    yield chk.ok(f"container has {len(dav)} NPU device(s) and the management devices", evidence=evidence)
 
 
 @check("EC621", "driver-mounted-partially", "a container sees the whole driver directory", section=CONT)
@@ -409,11 +404,11 @@ def driver_whole(chk: Check, ctx: Context) -> Iterable[Finding]:
     also reads the topology files in ``/usr/local/Ascend/driver/topo``; without them communicator init fails
     with EI0014 / ``hcclCommInitRootInfoConfig error code is 4`` (vllm-project/recipes PR 907). Mount
     ``/usr/local/Ascend/driver`` whole. Fails inside a container when lib64 is there but topo is not."""
-    c = ctx.facts.container or {}
-    if not c.get("in_container"):
+    c = ctx.facts.container
+    if not c.in_container:
         yield chk.skip("not in a container")
         return
-    d = c.get("driver_dir")
+    d = c.driver_dir
     if not d:
         yield chk.skip("no /usr/local/Ascend/driver in this container (EC303 reports a missing driver)")
         return
@@ -447,17 +442,17 @@ def visible_confused(chk: Check, ctx: Context) -> Iterable[Finding]:
     (read by the CANN runtime in the process) indexes the NPUs the container sees. Fails when
     ASCEND_RT_VISIBLE_DEVICES names more or higher ids than ASCEND_VISIBLE_DEVICES handed in (host ids
     reused inside); warns when ASCEND_VISIBLE_DEVICES is set outside a container, where nothing reads it."""
-    c = ctx.facts.container or {}
+    c = ctx.facts.container
     env = ctx.facts.env or {}
-    vis = env.get("ASCEND_VISIBLE_DEVICES", c.get("ascend_visible_devices"))
-    rt = env.get("ASCEND_RT_VISIBLE_DEVICES", c.get("ascend_rt_visible_devices"))
+    vis = env.get("ASCEND_VISIBLE_DEVICES", c.ascend_visible_devices)
+    rt = env.get("ASCEND_RT_VISIBLE_DEVICES", c.ascend_rt_visible_devices)
     if not vis:
         yield chk.skip("ASCEND_VISIBLE_DEVICES not set")
         return
     evidence = [ev("env ASCEND_VISIBLE_DEVICES", vis)] + ([ev("env ASCEND_RT_VISIBLE_DEVICES", rt)] if rt else [])
-    if not c.get("in_container"):
-        yield chk.warn(f"ASCEND_VISIBLE_DEVICES={vis} is set outside a container: only the Ascend Docker Runtime reads "
-                       "it; processes here see every NPU", evidence=evidence,
+    if not c.in_container:
+        yield chk.warn(f"ASCEND_VISIBLE_DEVICES={vis} is set outside a container: only the Ascend Docker Runtime "
+                       "reads it; processes here see every NPU", evidence=evidence,
                        fix="use ASCEND_RT_VISIBLE_DEVICES to restrict a process on the host")
         return
     host_ids, rt_ids = _ids(vis), _ids(rt) if rt else None

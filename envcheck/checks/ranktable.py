@@ -87,7 +87,8 @@ def _server_problems(table: RankTable) -> list[Problem]:
                                        f"super_pod {text_value(pod.get('super_pod_id'))} names server {sid}, "
                                        "which is not in server_list"))
     if table.status and table.status != "completed":
-        out.append(Problem("status", "warn", f"status is {table.status!r}, not \"completed\" (table still being built?)"))
+        out.append(Problem("status", "warn",
+                           f"status is {table.status!r}, not \"completed\" (table still being built?)"))
     return out
 
 

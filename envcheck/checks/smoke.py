@@ -307,7 +307,8 @@ def _parity_body(c: Check, s: Session) -> Iterator[Finding]:
         yield c.skip("ran on the CPU: the parity run compares a device with the CPU, here the CPU with itself",
                      data={"cpu_losses": cpu, "device_losses": dev})
         return
-    curve = "\n".join(f"step {i + 1:>2}  {suite.device}: {a:.6f}  cpu: {b:.6f}" for i, (a, b) in enumerate(zip(dev, cpu)))
+    curve = "\n".join(f"step {i + 1:>2}  {suite.device}: {a:.6f}  cpu: {b:.6f}"
+                      for i, (a, b) in enumerate(zip(dev, cpu)))
     data = {"device": suite.device, "device_losses": dev, "cpu_losses": cpu, "max_rel_diff": o.max_err, "tol": o.tol}
     if o.status == "ok":
         yield c.ok(f"Transformer block loss curves agree over {len(dev)} steps ({suite.device} vs cpu, worst "
@@ -350,7 +351,8 @@ def _who(st: Any) -> str:
 def _rank_evidence(res: Any, ranks: Any) -> list:
     out = []
     for st in ranks:
-        lines = [f"last phase: {st.phase}"] + ([st.error] if st.error else []) + [_tail(st.traceback or st.stderr_tail, 20)]
+        lines = ([f"last phase: {st.phase}"] + ([st.error] if st.error else [])
+                 + [_tail(st.traceback or st.stderr_tail, 20)])
         out.append(ev(_who(st), "\n".join(x for x in lines if x)))
     return out
 
@@ -408,8 +410,9 @@ def _hung_body(c: Check, s: Session) -> Iterator[Finding]:
     others = [st for st in res.ranks if st.rank not in res.hung]
     for r in res.hung:
         st = by_rank[r]
+        waiting = ", ".join(f"rank {o.rank} in '{o.phase}'" for o in others)
         yield c.fail(f"{_who(st)} hung: no progress for {res.timeout:g} s, last reported '{st.phase}'; all "
-                     "ranks were killed", detail="Ranks still waiting for it: " + ", ".join(f"rank {o.rank} in '{o.phase}'" for o in others),
+                     "ranks were killed", detail="Ranks still waiting for it: " + waiting,
                      evidence=_rank_evidence(res, [st] + others),
                      data={"rank": st.rank, "device": st.device, "host": st.host, "phase": st.phase})
     if not res.hung:

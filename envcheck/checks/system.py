@@ -9,12 +9,12 @@ from envcheck.model import Facts, Finding, ev
 SHOWN_PACKAGES = ("torch", "torch-npu", "torchvision", "numpy", "mindspore")
 
 
-def version_file_errors(facts: Facts) -> dict:
+def version_file_errors(facts: Facts) -> dict[str, str]:
     """Probe errors about a version / install-info file (reported by EC308)."""
     return {k[5:]: v for k, v in (facts.probe_errors or {}).items() if k.startswith("file:")}
 
 
-def other_probe_errors(facts: Facts) -> dict:
+def other_probe_errors(facts: Facts) -> dict[str, str]:
     """Probe errors that are not about one version file (reported by EC001)."""
     return {k: v for k, v in (facts.probe_errors or {}).items() if not k.startswith("file:")}
 
@@ -44,14 +44,14 @@ def probe_complete(chk: Check, ctx: Context) -> Iterable[Finding]:
 def system_summary(chk: Check, ctx: Context) -> Iterable[Finding]:
     """States what the machine is: OS / distribution, kernel, CPU architecture, glibc, and the
     target Python interpreter (the current one or ``--python PATH``). Never fails."""
-    s, p = ctx.facts.system or {}, ctx.facts.python or {}
-    parts = [s.get("distro") or s.get("os") or "unknown OS", s.get("arch") or "?"]
-    if s.get("glibc"):
-        parts.append(f"glibc {s['glibc']}")
-    parts.append(f"Python {p.get('version') or '?'}")
+    s, p = ctx.facts.system, ctx.facts.python
+    parts = [s.distro or s.os or "unknown OS", s.arch or "?"]
+    if s.glibc:
+        parts.append(f"glibc {s.glibc}")
+    parts.append(f"Python {p.version or '?'}")
     yield chk.ok(", ".join(parts),
-                 detail=f"kernel {s.get('kernel')}, {s.get('cpu_count')} CPUs, host {s.get('hostname')}",
-                 evidence=[ev("python", p.get("executable")), ev("os", s.get("distro") or s.get("os"))])
+                 detail=f"kernel {s.kernel}, {s.cpu_count} CPUs, host {s.hostname}",
+                 evidence=[ev("python", p.executable), ev("os", s.distro or s.os)])
 
 
 @check("EC003", "python-packages", "torch / torch_npu / MindSpore versions of the target interpreter",
@@ -59,15 +59,15 @@ def system_summary(chk: Check, ctx: Context) -> Iterable[Finding]:
 def python_packages(chk: Check, ctx: Context) -> Iterable[Finding]:
     """Lists the framework packages installed in the target interpreter, read from package
     metadata (nothing is imported). Whether they fit together is judged by the EC1xx checks."""
-    p = ctx.facts.python or {}
-    pk = p.get("packages") or {}
+    p = ctx.facts.python
+    pk = p.packages or {}
     shown = [f"{d.replace('-', '_')} {pk[d]}" for d in SHOWN_PACKAGES if pk.get(d)]
-    files = p.get("package_files") or {}
+    files = p.package_files or {}
     evidence = [ev(files.get(d, "importlib.metadata"), f"{d} {pk[d]}") for d in SHOWN_PACKAGES if pk.get(d)]
-    if p.get("torch_npu_requires"):
-        evidence.append(ev("torch_npu METADATA Requires-Dist", p["torch_npu_requires"]))
+    if p.torch_npu_requires:
+        evidence.append(ev("torch_npu METADATA Requires-Dist", p.torch_npu_requires))
     if not shown:
-        yield chk.skip("no torch, torch_npu or MindSpore in " + str(p.get("executable") or "this interpreter"),
+        yield chk.skip("no torch, torch_npu or MindSpore in " + (p.executable or "this interpreter"),
                        fix="pip install torch==<version> torch_npu==<matching version> (see `envcheck matrix`)")
         return
     missing = "" if pk.get("torch-npu") else " (torch_npu not installed)"

@@ -53,8 +53,8 @@ def nodes_from(paths: list[str]) -> list:
         stem = os.path.basename(path)
         label = host if host and hosts.count(host) == 1 else (f"{host} ({stem})" if host else stem)
         facts = Facts.from_dict(doc["facts"])
-        npu = facts.npu or {}
-        count = npu.get("count", len(npu.get("devices") or []) if npu.get("devices") is not None else None)
+        npu = facts.npu
+        count = npu.count if "count" in npu else (len(npu.devices) if npu.devices is not None else None)
         nodes.append(Node(label, facts, verdicts_from_findings(doc["findings"]), {"NPUs": count}))
     return nodes
 

@@ -11,8 +11,12 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envcheck.errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from envcheck.kb.new import Draft
 
 GATE_FLAGS = (  # flag, kb gate key (envcheck/kb/gate.py), help
     ("--torch-npu", "torch_npu", "torch_npu version, e.g. 2.12.0"),
@@ -195,7 +199,7 @@ def _lint_one(path: Path) -> list:
     return lint_path(path, known_codes())
 
 
-def _prompt(d: object) -> None:
+def _prompt(d: Draft) -> None:
     """Ask for every value the flags left empty (one line each; lists: comma-separated)."""
     from envcheck.kb.taxonomy import CATEGORIES
 

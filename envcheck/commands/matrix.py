@@ -148,7 +148,7 @@ def _lint(args: argparse.Namespace) -> int:
     problems, mx = lint_file(path)
     for p in problems:
         print(p.render(shown))
-    if problems:
+    if problems or mx is None:  # no matrix comes only with the problems that stopped it
         print(f"{shown}: {len(problems)} problem(s)", file=sys.stderr)
         return 2
     print(f"{shown}: ok ({len(mx.cann)} CANN releases, {len(mx.pairings())} torch_npu pairings, "

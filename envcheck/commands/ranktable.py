@@ -33,11 +33,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("no rank table: give FILE or set RANK_TABLE_FILE")
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such file")
+    from envcheck.facts import RankTableFacts
     from envcheck.probe import ranktable as rt
     from envcheck.probe.fs import Root
 
     facts = collect_facts(args)
-    facts.ranktable = rt.read(Root("/"), path)
+    facts.ranktable = RankTableFacts.from_dict(rt.read(Root("/"), path))
     if args.world_size is not None:
         facts.env = {k: v for k, v in facts.env.items() if k != "WORLD_SIZE"}
     opts = {"ranktable": path, "world_size": args.world_size, "structure_only": args.structure_only,

@@ -40,7 +40,9 @@ def _sizes(args: argparse.Namespace) -> list[int]:
 
     try:
         if args.sizes is not None:
-            return [] if args.sizes.strip().lower() == "none" else [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+            if args.sizes.strip().lower() == "none":
+                return []
+            return [parse_size(s) for s in args.sizes.split(",") if s.strip()]
         return size_sweep(parse_size(args.min_size), parse_size(args.max_size))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -105,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
     from envcheck.checks.registry import Context
     from envcheck.checks.smoke import planned_checks
     from envcheck.commands._output import emit
+    from envcheck.facts import PythonFacts
     from envcheck.model import Facts
 
     _validate(args)
@@ -113,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
             "nproc": args.nproc, "sizes": _sizes(args) if args.suite == "collective" else None,
             "min_busbw": args.min_busbw, "iters": args.iters, "cases": args.case,
             "progress": _progress if sys.stderr.isatty() else None}
-    ctx = Context(facts=Facts(python=_python_facts(args.python, python)), matrix_path=args.matrix, options=opts)
+    ctx = Context(facts=Facts(python=PythonFacts.from_dict(_python_facts(args.python, python))),
+                  matrix_path=args.matrix, options=opts)
     if sys.stderr.isatty():  # the ops suite prints a line per case; say what runs before the first one
         what = "the collective tests on local ranks" if args.suite == "collective" else "the operator tests"
         print(f"envcheck smoke: running {what} on device {args.device} …", file=sys.stderr, flush=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from envcheck.checks import _compat as u
 from envcheck.matrix import CannRelease, Matrix, Pairing
-from envcheck.model import Status, verdict
+from envcheck.model import Facts, Finding, Status, verdict
 from envcheck.plan import hypothetical_facts, judge
 from envcheck.versions import PyRange, parse_ascend, parse_pep440, same_base
 
@@ -35,9 +35,9 @@ class Candidate:
 
 def python_range(mx: Matrix, p: Pairing, arch: str | None) -> list[PyRange]:
     """The build's Python range: its wheel tags where it has wheels, else the table's column."""
-    w = mx.wheel_python(p.torch_npu, arch)
-    if w:
-        return w if isinstance(w, list) else [w]
+    wheels = mx.wheel_ranges(p.torch_npu, arch)
+    if wheels:
+        return wheels
     return [p.python] if p.python else []
 
 
@@ -234,7 +234,7 @@ def _smallest_change(args: argparse.Namespace, mx: Matrix, want: dict[str, str])
     return report.exit_code()
 
 
-def _newer_than_matrix(mx: Matrix, found: list, cur: dict[str, Any]) -> list[str]:
+def _newer_than_matrix(mx: Matrix, found: list[Finding], cur: dict[str, Any]) -> list[str]:
     """Installed versions the matrix is too old to know ('torch_npu 2.13.0'), also where no check could
     judge them (torch_npu without CANN)."""
     out = []
@@ -254,7 +254,7 @@ def _newer_than_matrix(mx: Matrix, found: list, cur: dict[str, Any]) -> list[str
     return out
 
 
-def _cost(mx: Matrix, c: Candidate, cur: dict[str, Any], facts) -> tuple[float, list[str]]:
+def _cost(mx: Matrix, c: Candidate, cur: dict[str, Any], facts: Facts) -> tuple[float, list[str]]:
     """(cost, steps): driver 20, CANN 10, Python 5, torch 1, torch_npu 1; disputed sets +0.5; a set whose
     release states no HDK for the installed driver +5 (keeping the driver there is unconfirmed); going
     back from the installed CANN +2 per release (one release back beats reflashing the HDK; ten do not)."""
@@ -282,8 +282,8 @@ def _cost(mx: Matrix, c: Candidate, cur: dict[str, Any], facts) -> tuple[float, 
         steps.append(f"Python {py} -> {', '.join(str(r) for r in c.python)}: create a new environment with that Python")
     p = c.pairing
     torch_ok = cur["torch"] and same_base(cur["torch"], p.torch)
-    npu_ok = cur["torch_npu"] and u.pep(cur["torch_npu"])[0] is not None and \
-        u.pep(cur["torch_npu"])[0].public == parse_pep440(p.torch_npu).public
+    installed_npu = u.pep(cur["torch_npu"])[0] if cur["torch_npu"] else None
+    npu_ok = installed_npu is not None and installed_npu.public == parse_pep440(p.torch_npu).public
     cost += (0 if torch_ok else 1) + (0 if npu_ok else 1)
     if not (torch_ok and npu_ok):
         steps.append(u.pip_line(p.torch, p.torch_npu, u.arch(facts)))

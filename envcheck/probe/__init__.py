@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Callable
 
+from envcheck.facts import PythonFacts
 from envcheck.model import Facts
 
 
@@ -24,7 +25,7 @@ def collect(root: str = "/", python: str | None = None, timeout: float = 10.0,
     environ = dict(os.environ if environ is None else environ)
     fs = Root(root)
     facts = Facts(root=fs.root)
-    facts.python = pyenv.probe(python, environ, timeout)
+    facts.python = PythonFacts.from_dict(pyenv.probe(python, environ, timeout))
     facts.system = _guard(fs, "system", lambda: system.probe(fs), {})
     cann_section = _guard(fs, "cann", lambda: cann.probe(fs, environ), {"installs": [], "active": None})
     cann_section["environment"] = _guard(fs, "cann", lambda: cann.env_paths(fs, environ), {})
@@ -35,10 +36,10 @@ def collect(root: str = "/", python: str | None = None, timeout: float = 10.0,
     facts.ranktable = _guard(fs, "ranktable", lambda: ranktable.probe(fs, environ), {})
     from envcheck.probe import container, hccn, host
 
-    davinci = (facts.npu or {}).get("dev_davinci") or []
+    davinci = list(facts.npu.dev_davinci or ())
     facts.netdev = _guard(fs, "netdev", lambda: hccn.probe(fs, environ, timeout, hccn.device_ids(facts.npu, davinci)),
                           {"available": False, "devices": []})
-    facts.host = _guard(fs, "host", lambda: host.probe(fs, facts.npu or {}), {})
+    facts.host = _guard(fs, "host", lambda: host.probe(fs, facts.npu), {})
     facts.container = _guard(fs, "container", lambda: container.probe(fs, environ, davinci), {})
     facts.probe_errors = dict(sorted(fs.errors.items()))
     return facts

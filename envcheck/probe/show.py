@@ -1,4 +1,7 @@
-"""Text rendering of Facts for `envcheck probe`: a grouped, readable summary (``-v`` adds sources)."""
+"""Text rendering of Facts for `envcheck probe`: a grouped, readable summary (``-v`` adds sources).
+
+It reads each section through its Mapping view (the values as the probe or a snapshot wrote them, a
+wrong-typed one included), so what is shown is what was read."""
 from __future__ import annotations
 
 from typing import Any
@@ -29,7 +32,7 @@ def _src(verbose: bool, source: str | None) -> str:
 
 
 def _system(f: Facts, verbose: bool) -> list[str]:
-    s = f.system or {}
+    s = f.system
     lines = [f"OS        {s.get('distro') or s.get('os')}  ({s.get('os')} {s.get('kernel')}, {s.get('arch')})",
              f"glibc     {s.get('glibc') or 'unknown'}",
              f"host      {s.get('hostname')}, {s.get('cpu_count')} CPUs"
@@ -52,7 +55,7 @@ def _gib(n: int) -> str:
 
 
 def _python(f: Facts, verbose: bool) -> list[str]:
-    p = f.python or {}
+    p = f.python
     lines = [f"{p.get('implementation') or 'Python'} {p.get('version')}  {p.get('executable')}"]
     files = p.get("package_files") or {}
     for dist, ver in (p.get("packages") or {}).items():
@@ -94,7 +97,7 @@ def _cann(f: Facts, verbose: bool) -> list[str]:
 
 
 def _driver(f: Facts, verbose: bool) -> list[str]:
-    d = f.driver or {}
+    d = f.driver
     if not d.get("version") and not d.get("present"):
         return [f"no driver ({d.get('install_path') or '/usr/local/Ascend'}/driver missing)"]
     return [f"driver    {d.get('version') or 'unreadable'}" + _src(verbose, d.get("version_source")),
@@ -102,7 +105,7 @@ def _driver(f: Facts, verbose: bool) -> list[str]:
 
 
 def _npu(f: Facts, verbose: bool) -> list[str]:
-    n = f.npu or {}
+    n = f.npu
     lines: list[str] = []
     if n.get("available"):
         lines.append(f"npu-smi   {n.get('path')}" + (f" (npu-smi {n['tool_version']}, driver {n.get('version')})"
@@ -119,7 +122,8 @@ def _npu(f: Facts, verbose: bool) -> list[str]:
             lines.append(f"  NPU {d.get('id'):<5} chip {d.get('chip_id')}  {d.get('name'):<10} {d.get('health'):<8}"
                          f" {mem}  {d.get('bus_id') or ''}".rstrip())
     for p in n.get("processes") or []:
-        lines.append(f"  process pid {p.get('pid')} {p.get('name')} on NPU {p.get('device')} ({p.get('memory_mb')} MB)")
+        lines.append(f"  process pid {p.get('pid')} {p.get('name')} on NPU {p.get('device')} "
+                     f"({p.get('memory_mb')} MB)")
     dav = n.get("dev_davinci") or []
     lines.append(f"/dev      {len(dav)} davinci device(s)" if dav else "/dev      no /dev/davinci*")
     return lines

@@ -67,7 +67,8 @@ def test_probe_text_is_a_summary_and_verbose_adds_sources(cli, monkeypatch):
     assert "8.2.RC1  /usr/local/Ascend/ascend-toolkit/latest  (classic, latest, active)" in plain
     assert "devices   6 × 310P3" in plain and "driver    25.0.rc1.1" in plain
     verbose = cli("probe", "-v", "--root", str(ROOTS / "root-910b-8.2")).out
-    assert "[/usr/local/Ascend/driver/version.info]" in verbose and "[/usr/local/Ascend/driver/version.info]" not in plain
+    source = "[/usr/local/Ascend/driver/version.info]"
+    assert source in verbose and source not in plain
 
 
 def test_secrets_never_reach_any_output(cli, monkeypatch, tmp_path):
