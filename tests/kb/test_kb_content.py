@@ -321,10 +321,43 @@ def test_examples_are_verbatim_from_the_research():
                        if f.is_file())
     # lines copied from the public threads an entry cites, recorded with those sources
     corpus += "\n" + (REPO / "tests" / "data" / "kb-example-sources.md").read_text(encoding="utf-8")
+    # and the development half of the field corpus (real excerpts with their threads; patterns may be
+    # written from it, never from the evaluation half: test_no_example_comes_from_the_evaluation_half)
+    corpus += "\n" + "\n".join(text for half, text in field_corpus() if half == "dev")
     unescaped = corpus.replace("\\|", "|")  # table cells escape '|'
     missing = [(eid, ex[:90]) for eid, p in all_patterns() for ex in p.examples
                if ex not in corpus and ex not in unescaped]
     assert not missing, missing
+
+
+def field_corpus() -> list[tuple[str, str]]:
+    """(dev|eval, text) of every field-corpus excerpt (split as tests/kb/test_field_corpus.py does)."""
+    import hashlib
+
+    import yaml
+
+    out = []
+    for f in sorted((REPO / "tests" / "data" / "field-corpus").glob("*.yaml")):
+        d = yaml.safe_load(f.read_text(encoding="utf-8"))
+        half = "dev" if int(hashlib.sha256(str(d["thread"]).encode()).hexdigest(), 16) % 2 == 0 else "eval"
+        out.append((half, str(d["text"])))
+    return out
+
+
+def test_no_example_comes_from_the_evaluation_half():
+    """A pattern example found in an evaluation excerpt and in no other source (shared research, the
+    recorded thread lines, the development half) means the pattern was written from it."""
+    if not RESEARCH.exists():
+        pytest.skip("shared/research not available")
+    other = "\n".join(f.read_text(encoding="utf-8", errors="replace") for f in sorted(RESEARCH.rglob("*"))
+                      if f.is_file())
+    other += "\n" + other.replace("\\|", "|")
+    other += "\n" + (REPO / "tests" / "data" / "kb-example-sources.md").read_text(encoding="utf-8")
+    other += "\n" + "\n".join(text for half, text in field_corpus() if half == "dev")
+    evals = [text for half, text in field_corpus() if half == "eval"]
+    leaked = [(eid, ex[:90]) for eid, p in all_patterns() for ex in p.examples
+              if ex not in other and any(ex in text for text in evals)]
+    assert not leaked, leaked
 
 
 def test_error_codes_named_in_examples_are_listed():
