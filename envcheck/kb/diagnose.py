@@ -363,7 +363,8 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
     # messages first (`XxxError: ...`, `[ERROR] ...`, CANN `EI0006: ...`), each group in time order;
     # Python source lines of a traceback (`raise ValueError(`, `File "...", line 3`) are no query
     errors = [ev for ev in errors if not _SOURCE_LINE.search(ev.text)]
-    errors.sort(key=lambda ev: (not _MESSAGE.search(ev.text), ev.pos))
+    errors = [ev for ev in errors if ev.symptoms or not _INTRO.match(ev.text)]
+    errors.sort(key=lambda ev: (not (ev.symptoms or _MESSAGE.search(ev.text)), ev.pos))
     for ev in errors:
         key = _query_text(ev.text)
         if not key or key in seen:
@@ -372,7 +373,7 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
         weight = 1.0 / (1.0 + 0.5 * k)
         k += 1
         line_scores: dict[int, float] = {}
-        for tok in set(tokens(key)):
+        for tok, sim in query_terms(key):
             plist = postings.get(tok)
             if not plist or (len(tok) < 3 and tok.isascii()) or tok.isdigit():  # CJK bigrams are 2 long
                 continue
@@ -380,7 +381,7 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
             if idf < 1.0:  # in most entries: says nothing
                 continue
             for i, w in plist:
-                line_scores[i] = line_scores.get(i, 0.0) + idf * w / norms[i]
+                line_scores[i] = line_scores.get(i, 0.0) + sim * idf * w / norms[i]
                 words.setdefault(i, set()).add(tok)
         if not line_scores:
             if k >= LIKELY_LINES:
@@ -415,6 +416,32 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
     return out
 
 
+def hints_from_symptoms(symptoms: list[LineEvent], hints: dict[str, float]) -> None:
+    """Add the categories of described symptoms to `hints` (category -> weight): each category once, as one
+    specific error code would count. Slowness is what many causes end in (a CPU fallback, JIT compiling,
+    a verbose log level): named on a line next to a more specific symptom it counts half."""
+    got: dict[str, float] = {}
+    for ev in symptoms:
+        for cat in ev.symptoms:
+            w = 0.5 if cat == "performance" and len(ev.symptoms) > 1 else 1.0
+            got[cat] = max(got.get(cat, 0.0), w)
+    for cat, w in got.items():
+        hints[cat] = hints.get(cat, 0.0) + w
+
+
+def query_terms(text: str) -> list[tuple[str, float]]:
+    """The index tokens of one line with their weight: its own tokens (1.0), then the English words the
+    kb search glossary gives for Chinese words in it (0.6: 内存不足 is looked up like "memory oom")."""
+    from envcheck.kb.search import GLOSSARY, tokens
+
+    out = dict.fromkeys(tokens(text), 1.0)
+    for zh, en in GLOSSARY.items():
+        if zh in text:
+            for w in en.split():
+                out.setdefault(w, 0.6)
+    return list(out.items())
+
+
 def _entry_norms(idx: dict[str, Any]) -> list[float]:
     """Per entry: (total index weight) ** LENGTH_NORM, so a long entry that mentions everything
     does not win every query (as BM25 normalises by document length)."""
@@ -428,6 +455,8 @@ def _entry_norms(idx: dict[str, Any]) -> list[float]:
 
 _SOURCE_LINE = re.compile(r"^\W*(raise |File \"|\^+$|~+$|at [\w.$]+\()|^\(\w+ pid=\d+\)\s+(raise |File \")")
 _MESSAGE = re.compile(r"\b\w*(Error|Exception|Warning)\b:|\[ERROR\]|\bERROR\b|\bE[A-Z0-9][0-9]{4}\b|错误|失败|报错")
+# a line that only announces what follows ("报错如下:", "The error log:"), naming no error itself
+_INTRO = re.compile(r"^(?![^:：]*\w(Error|Exception)[:：]).{0,60}[:：]\s*$")
 _NOISE = re.compile(r"(/[\w.+-]+)+/?|0x[0-9a-fA-F]+|\b\d[\d.:,-]*\b|\[(FUNC|FILE|LINE):[^\]]*\]|\bPID:? ?\d+")
 
 
@@ -556,7 +585,7 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
     specific_seen = any(eh.specific and eh.severity > SEV_BENIGN for eh, _ in hits)
     if specific_seen:  # an entry only a generic (wrapper) code links to says nothing next to a specific one
         hits = [(eh, conf) for eh, conf in hits if conf != "code" or eh.specific]
-    if not specific_seen and result.errors:
+    if not specific_seen and (result.errors or result.symptoms):
         root = kb_root or resources.kb_dir()
         matched_ids = {eh.entry_id for eh, _ in hits}
         hints: dict[str, float] = {}
@@ -564,8 +593,13 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
             info = book.get(c.code)
             if info is not None and not info.generic:
                 hints[info.category] = hints.get(info.category, 0.0) + 1.0
-        hints = {cat: n / max(hints.values()) for cat, n in hints.items()}
-        for eid, _score, ev in likely_entries(result.errors, Path(root), kb, matched_ids, hint_categories=hints):
+        hints_from_symptoms(result.symptoms, hints)
+        if hints:
+            hints = {cat: n / max(hints.values()) for cat, n in hints.items()}
+        queries = list(result.errors)
+        known = {(ev.source, ev.line) for ev in queries}
+        queries += [ev for ev in result.symptoms if (ev.source, ev.line) not in known]
+        for eid, _score, ev in likely_entries(queries, Path(root), kb, matched_ids, hint_categories=hints):
             eh = EntryHits(eid, count=1, quality=(ev.severity, 0, -1), pos=ev.pos)
             eh.first.append(_hit(ev))
             hits.append((eh, "likely"))
