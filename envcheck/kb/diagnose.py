@@ -54,6 +54,8 @@ HOWTO_TAGS = frozenset({"checklist", "preflight"})  # bringup-checklist, preflig
 LIKELY_LIMIT = 3  # entries the fallback proposes
 LIKELY_LINES = 12  # error lines the fallback reads (the first ones: the cascade comes later)
 LENGTH_NORM = 0.5
+MIN_IDF = 1.0  # a word in a larger share of the entries than this idf says nothing about any of them
+LINE_WORDS = 1  # distinct words an entry must share with one error line to get credit from it
 CODE_HINT = 0.5  # weight of a category the input's specific error codes point to
 _READ_PIECE = 1 << 16  # bytes per read from a file or a gzip stream (a failing read loses at most this)
 
@@ -364,7 +366,8 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
     # Python source lines of a traceback (`raise ValueError(`, `File "...", line 3`) are no query
     errors = [ev for ev in errors if not _SOURCE_LINE.search(ev.text)]
     errors = [ev for ev in errors if ev.symptoms or not _INTRO.match(ev.text)]
-    errors.sort(key=lambda ev: (not (ev.symptoms or _MESSAGE.search(ev.text)), ev.pos))
+    errors.sort(key=lambda ev: (not (ev.symptoms or (_MESSAGE.search(ev.text) and not _ANNOUNCES.search(ev.text))),
+                                ev.pos))
     for ev in errors:
         key = _query_text(ev.text)
         if not key or key in seen:
@@ -373,16 +376,21 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
         weight = 1.0 / (1.0 + 0.5 * k)
         k += 1
         line_scores: dict[int, float] = {}
-        for tok, sim in query_terms(key):
+        line_words: dict[int, set[str]] = {}
+        for tok, sim in query_terms(key, postings, ev.symptoms):
             plist = postings.get(tok)
             if not plist or (len(tok) < 3 and tok.isascii()) or tok.isdigit():  # CJK bigrams are 2 long
                 continue
             idf = math.log(1.0 + n / len(plist))
-            if idf < 1.0:  # in most entries: says nothing
+            if idf < MIN_IDF:  # in a large share of the entries: says nothing
                 continue
             for i, w in plist:
                 line_scores[i] = line_scores.get(i, 0.0) + sim * idf * w / norms[i]
-                words.setdefault(i, set()).add(tok)
+                line_words.setdefault(i, set()).add(tok)
+        if LINE_WORDS > 1 and any(len(ws) >= LINE_WORDS for ws in line_words.values()):
+            line_scores = {i: sc for i, sc in line_scores.items() if len(line_words[i]) >= LINE_WORDS}
+        for i in line_scores:
+            words.setdefault(i, set()).update(line_words[i])
         if not line_scores:
             if k >= LIKELY_LINES:
                 break
@@ -429,12 +437,23 @@ def hints_from_symptoms(symptoms: list[LineEvent], hints: dict[str, float]) -> N
         hints[cat] = hints.get(cat, 0.0) + w
 
 
-def query_terms(text: str) -> list[tuple[str, float]]:
-    """The index tokens of one line with their weight: its own tokens (1.0), then the English words the
-    kb search glossary gives for Chinese words in it (0.6: 内存不足 is looked up like "memory oom")."""
+def query_terms(text: str, postings: dict[str, Any] | None = None,
+                categories: tuple[str, ...] = ()) -> list[tuple[str, float]]:
+    """The index tokens of one line with their weight: its own tokens (1.0; a plural the index lacks as
+    its singular, 0.9), the words of the categories its described symptoms point to (0.8: "the decode
+    is slow" is also looked up as "performance"), and the English words the kb search glossary gives
+    for Chinese words in it (0.6: 内存不足 is looked up like "memory oom")."""
     from envcheck.kb.search import GLOSSARY, tokens
 
-    out = dict.fromkeys(tokens(text), 1.0)
+    out: dict[str, float] = {}
+    for tok in tokens(text):
+        if postings is not None and tok not in postings and len(tok) > 3 and tok.endswith("s") and tok[:-1] in postings:
+            out.setdefault(tok[:-1], 0.9)
+        else:
+            out.setdefault(tok, 1.0)
+    for cat in categories:
+        for w in tokens(cat.replace("-", " ")):
+            out.setdefault(w, 0.8)
     for zh, en in GLOSSARY.items():
         if zh in text:
             for w in en.split():
@@ -454,9 +473,15 @@ def _entry_norms(idx: dict[str, Any]) -> list[float]:
 
 
 _SOURCE_LINE = re.compile(r"^\W*(raise |File \"|\^+$|~+$|at [\w.$]+\()|^\(\w+ pid=\d+\)\s+(raise |File \")")
-_MESSAGE = re.compile(r"\b\w*(Error|Exception|Warning)\b:|\[ERROR\]|\bERROR\b|\bE[A-Z0-9][0-9]{4}\b|错误|失败|报错")
+# a message stating a failure; Chinese error words stand in sentences (reports), not in machine records
+_MESSAGE = re.compile(r"\b\w*(Error|Exception|Warning)\b:|\[ERROR\]|\bERROR\b|\bE[A-Z0-9][0-9]{4}\b|错误|失败|报错|异常|"
+                      r"不支持|超时|找不到|无法|冲突|内存不足|显存不足")
 # a line that only announces what follows ("报错如下:", "The error log:"), naming no error itself
 _INTRO = re.compile(r"^(?![^:：]*\w(Error|Exception)[:：]).{0,60}[:：]\s*$")
+# prose that announces the error below it ("执行 import x 会报错:", "I get the following error:"): its error
+# word names the paste, not a failure, so it is no message (its other words may still help as context)
+_ANNOUNCES = re.compile(r"(报错|错误|出错|异常|如下|日志|信息|提示|\berrors?|\bexceptions?|\bfollowing|\bbelow|"
+                        r"\blogs?|\boutput)\W{0,3}[:：]\s*$", re.I)
 _NOISE = re.compile(r"(/[\w.+-]+)+/?|0x[0-9a-fA-F]+|\b\d[\d.:,-]*\b|\[(FUNC|FILE|LINE):[^\]]*\]|\bPID:? ?\d+")
 
 
