@@ -56,7 +56,7 @@ LIKELY_LINES = 12  # error lines the fallback reads (the first ones: the cascade
 LENGTH_NORM = 0.5
 MIN_IDF = 1.0  # a word in a larger share of the entries than this idf says nothing about any of them
 LINE_WORDS = 1  # distinct words an entry must share with one error line to get credit from it
-CODE_HINT = 0.5  # weight of a category the input's specific error codes point to
+CODE_HINT = 1.0  # a category that specific codes or described symptoms point to outranks word matches (x top)
 _READ_PIECE = 1 << 16  # bytes per read from a file or a gzip stream (a failing read loses at most this)
 
 
