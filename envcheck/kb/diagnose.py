@@ -56,6 +56,8 @@ LIKELY_LINES = 12  # error lines the fallback reads (the first ones: the cascade
 LENGTH_NORM = 0.5
 MIN_IDF = 1.0  # a word in a larger share of the entries than this idf says nothing about any of them
 LINE_WORDS = 1  # distinct words an entry must share with one error line to get credit from it
+CATEGORY_WORDS = 0.8  # weight of the category words a described symptom adds to its line's query
+SYMPTOM_HINT = 0.5  # weight of a described symptom's category, relative to a specific error code's (1.0)
 CODE_HINT = 1.0  # a category that specific codes or described symptoms point to outranks word matches (x top)
 _READ_PIECE = 1 << 16  # bytes per read from a file or a gzip stream (a failing read loses at most this)
 
@@ -425,16 +427,18 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
 
 
 def hints_from_symptoms(symptoms: list[LineEvent], hints: dict[str, float]) -> None:
-    """Add the categories of described symptoms to `hints` (category -> weight): each category once, as one
-    specific error code would count. Slowness is what many causes end in (a CPU fallback, JIT compiling,
-    a verbose log level): named on a line next to a more specific symptom it counts half."""
+    """Add the categories of described symptoms to `hints` (category -> weight up to 1): each category once,
+    at SYMPTOM_HINT, half what a specific error code weighs, since what people see is often a consequence
+    (a device "not recognised" because the code forces CUDA). Slowness is what many causes end in (a CPU
+    fallback, JIT compiling, a verbose log level): named on a line next to a more specific symptom it
+    counts half again."""
     got: dict[str, float] = {}
     for ev in symptoms:
         for cat in ev.symptoms:
-            w = 0.5 if cat == "performance" and len(ev.symptoms) > 1 else 1.0
+            w = SYMPTOM_HINT * (0.5 if cat == "performance" and len(ev.symptoms) > 1 else 1.0)
             got[cat] = max(got.get(cat, 0.0), w)
     for cat, w in got.items():
-        hints[cat] = hints.get(cat, 0.0) + w
+        hints[cat] = min(1.0, hints.get(cat, 0.0) + w)
 
 
 def query_terms(text: str, postings: dict[str, Any] | None = None,
@@ -453,7 +457,7 @@ def query_terms(text: str, postings: dict[str, Any] | None = None,
             out.setdefault(tok, 1.0)
     for cat in categories:
         for w in tokens(cat.replace("-", " ")):
-            out.setdefault(w, 0.8)
+            out.setdefault(w, CATEGORY_WORDS)
     for zh, en in GLOSSARY.items():
         if zh in text:
             for w in en.split():
@@ -618,9 +622,9 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
             info = book.get(c.code)
             if info is not None and not info.generic:
                 hints[info.category] = hints.get(info.category, 0.0) + 1.0
-        hints_from_symptoms(result.symptoms, hints)
         if hints:
             hints = {cat: n / max(hints.values()) for cat, n in hints.items()}
+        hints_from_symptoms(result.symptoms, hints)
         queries = list(result.errors)
         known = {(ev.source, ev.line) for ev in queries}
         queries += [ev for ev in result.symptoms if (ev.source, ev.line) not in known]
