@@ -348,7 +348,7 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
     Entries about known-harmless warnings are left out. Categories the input's specific (not generic)
     known error codes belong to (`hint_categories`: category -> weight up to 1) raise their entries.
     """
-    from envcheck.kb.search import load_index, tokens
+    from envcheck.kb.search import load_index
 
     if not errors:
         return []
@@ -478,8 +478,8 @@ def _entry_norms(idx: dict[str, Any]) -> list[float]:
 
 _SOURCE_LINE = re.compile(r"^\W*(raise |File \"|\^+$|~+$|at [\w.$]+\()|^\(\w+ pid=\d+\)\s+(raise |File \")")
 # a message stating a failure; Chinese error words stand in sentences (reports), not in machine records
-_MESSAGE = re.compile(r"\b\w*(Error|Exception|Warning)\b:|\[ERROR\]|\bERROR\b|\bE[A-Z0-9][0-9]{4}\b|错误|失败|报错|异常|"
-                      r"不支持|超时|找不到|无法|冲突|内存不足|显存不足")
+_MESSAGE = re.compile(r"\b\w*(Error|Exception|Warning)\b:|\[ERROR\]|\bERROR\b|\bE[A-Z0-9][0-9]{4}\b|"
+                      r"错误|失败|报错|异常|不支持|超时|找不到|无法|冲突|内存不足|显存不足")
 # a line that only announces what follows ("报错如下:", "The error log:"), naming no error itself
 _INTRO = re.compile(r"^(?![^:：]*\w(Error|Exception)[:：]).{0,60}[:：]\s*$")
 # prose that announces the error below it ("执行 import x 会报错:", "I get the following error:"): its error
@@ -626,8 +626,8 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
             hints = {cat: n / max(hints.values()) for cat, n in hints.items()}
         hints_from_symptoms(result.symptoms, hints)
         queries = list(result.errors)
-        known = {(ev.source, ev.line) for ev in queries}
-        queries += [ev for ev in result.symptoms if (ev.source, ev.line) not in known]
+        queried = {(ev.source, ev.line) for ev in queries}
+        queries += [ev for ev in result.symptoms if (ev.source, ev.line) not in queried]
         for eid, _score, ev in likely_entries(queries, Path(root), kb, matched_ids, hint_categories=hints):
             eh = EntryHits(eid, count=1, quality=(ev.severity, 0, -1), pos=ev.pos)
             eh.first.append(_hit(ev))

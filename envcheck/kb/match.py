@@ -67,8 +67,8 @@ ERROR_WORDS_REGEX = (r"[Ee][Rr][Rr][Oo][Rr]|[Ee]xception|EXCEPTION|[Ff]ail|FAIL|
                      r"[Cc]annot |[Cc]an't |[Cc]ould not |[Uu]nable to |[Nn]ot supported|[Uu]nsupported|"
                      r"[Nn]ot found|[Nn]ot installed|[Nn]ot available|[Nn]ot compiled|undefined symbol|"
                      r"No module named|[Tt]ime[d ]?out|TIMEOUT|Killed|[Ss]egmentation fault|core dumped|"
-                     r"[Ii]nvalid|[Dd]enied|[Rr]efused|[Oo]ut of memory|OUT OF MEMORY|错误|失败|报错|异常|不支持|超时|找不到|无法|冲突|"
-                     r"内存不足|显存不足")
+                     r"[Ii]nvalid|[Dd]enied|[Rr]efused|[Oo]ut of memory|OUT OF MEMORY|"
+                     r"错误|失败|报错|异常|不支持|超时|找不到|无法|冲突|内存不足|显存不足")
 
 # Symptoms people describe in prose, per taxonomy category (shared/TAXONOMY.md: performance = "slow steps",
 # numerics = "NaN/Inf loss, fp16/bf16 overflow ...", cpu-fallback = "work silently running on the host",
@@ -411,7 +411,8 @@ def symptoms_of(text: str) -> tuple[str, ...]:
     return tuple(cat for cat, rx in SYMPTOMS if rx.search(text))
 
 
-_QUIET_LEVEL = re.compile(r"\[(INFO|DEBUG|EVENT|TRACE|WARNING|WARN)\]|\b(INFO|DEBUG|WARNING|WARN)\b|^\W{0,3}[IWD][0-9]{4} ")
+_QUIET_LEVEL = re.compile(r"\[(INFO|DEBUG|EVENT|TRACE|WARNING|WARN)\]|\b(INFO|DEBUG|WARNING|WARN)\b|"
+                          r"^\W{0,3}[IWD][0-9]{4} ")
 
 
 def symptom_lines(block: bytes, start: int, end: int) -> list[tuple[int, str, int, tuple[str, ...]]]:

@@ -28,8 +28,8 @@ from envcheck.kb.taxonomy import CATEGORIES
 
 CORPUS = DATA / "field-corpus"
 FILES = sorted(CORPUS.glob("*.yaml"))
-EVAL_CATEGORY_FLOOR = 0.41  # reached 16/39 on 87 excerpts (issue 11 target: 0.90)
-EVAL_TOP3_FLOOR = 0.42  # reached 9/21 on 87 excerpts (issue 11 target: 0.80)
+EVAL_CATEGORY_FLOOR = 0.50  # reached 38/75 on 155 excerpts (dev 55/80; issue 11 target: 0.90)
+EVAL_TOP3_FLOOR = 0.477  # reached 21/44 on 155 excerpts (dev 34/43; issue 11 target: 0.80)
 
 
 def split_of(thread: str) -> str:
