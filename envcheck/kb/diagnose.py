@@ -12,7 +12,10 @@ Matching is layered (each `Match` says which layer found it in `confidence`):
    entry's `error_codes` links to the entry; codes in no dictionary are `unknown_codes`, the known
    ones are listed with their meaning in `codes`;
 3. ``likely``: when nothing specific matched but error lines exist, the kb entries closest to
-   those lines by the kb search index (envcheck/kb/search.py), earlier lines weighing more.
+   those lines by the kb search index (envcheck/kb/search.py), earlier lines weighing more; in a
+   pasted report also the lines that describe a symptom in words (match.SYMPTOMS: "slow", "loss
+   becomes NaN", "running on the CPU", 显存不足 ...), whose taxonomy category is favoured, as the
+   category of a specific error code is (a code weighs twice a described symptom).
 
 Ranking follows the failure (envcheck/kb/match.py `EntryHits.sort_key`): errors over warnings,
 known-benign warnings last and marked benign, specific evidence over wrapper codes (`generic: true`)

@@ -23,7 +23,7 @@ each gets a severity (error, plain, warning, known-benign warning), and its time
 it shows them. The first error lines are kept (`ScanResult.errors`) for the ranked fallback, and the
 first error and first timeout of every rank (`ScanResult.ranks`) for the first-failing-rank analysis
 (envcheck/kb/diagnose.py). Small inputs (a pasted traceback) are unwrapped first: hard-wrapped lines
-are joined (`unwrap`).
+are joined (`unwrap`), and their lines that describe a symptom in words are kept (`symptom_lines`).
 """
 from __future__ import annotations
 
@@ -419,23 +419,41 @@ def symptom_lines(block: bytes, start: int, end: int) -> list[tuple[int, str, in
     """(line, text, severity, categories) of the lines of a pasted report that describe a symptom.
 
     A machine record at INFO/DEBUG/WARNING level is no description (a healthy run prints `slow`,
-    throughput figures and warnings), nor is a known-benign warning."""
+    throughput figures and warnings), nor is a known-benign warning. One search over the whole
+    block (RE2 when installed) finds the candidate lines; only those are looked at line by line."""
+    search = _any_symptom()
     out: list[tuple[int, str, int, tuple[str, ...]]] = []
-    for rel, raw in enumerate(block[start:end].split(b"\n")):
-        if not raw.strip():
+    pos, cpos, cline = start, start, 0
+    while len(out) < KEEP_ERRORS:
+        m = search(block, pos, end)
+        if m is None:
+            break
+        ls = block.rfind(b"\n", start, m.start()) + 1 or start
+        le = block.find(b"\n", m.start(), end)
+        le = end if le < 0 else le
+        cline += block.count(b"\n", cpos, ls)
+        cpos, pos = ls, le + 1
+        line = block[ls:le].rstrip(b"\r").decode("utf-8", "replace")
+        cats = symptoms_of(line)
+        if not cats or _QUIET_LEVEL.search(line, 0, 240):
             continue
-        text = _excerpt(raw.rstrip(b"\r"))
-        if _QUIET_LEVEL.search(text, 0, 240):
-            continue
-        cats = symptoms_of(text)
-        if not cats:
-            continue
+        text = _excerpt(line.encode("utf-8"))
         sev = line_severity(text)
         if sev > SEV_WARNING:
-            out.append((rel, text, sev, cats))
-            if len(out) >= KEEP_ERRORS:
-                break
+            out.append((cline, text, sev, cats))
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def _any_symptom() -> Any:
+    """search(bytes, pos, endpos) for a line that may describe a symptom (a superset of SYMPTOMS)."""
+    src = "|".join(f"(?:{rx.pattern})" for _, rx in SYMPTOMS)
+    if _re2 is not None:
+        opts = _re2.Options()
+        opts.case_sensitive = False
+        opts.never_nl = True
+        return _re2.compile(src.encode(), opts).search
+    return re.compile(src.encode(), re.I).search
 
 
 def benign_reason(text: str) -> str:
