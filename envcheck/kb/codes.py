@@ -226,17 +226,19 @@ def load_codes(path: str | Path | None = None) -> CodeBook:
 # its keywords occurs at all: a numeric code after "error code is", "ret[", "errno", "错误码：" ...
 _E = re.compile(r"E(?:RR[0-9]{5}|[0-9A-Z][0-9]{4})")
 _KEY_SRC = (
-    r"(?<![a-z_])(error[ _]?code|err_?code|ret(?:code)?|return code|runtime result|result|errno|错误码)"
+    r"(?<![a-z_])(error[ _]?code|err_?code|ret(?:code)?|return code|runtime result|result|errno|错误码|failed)"
     r"([ \t]{0,4}(?:is(?=[ \t])|[=:：\[(]|为|是)?[ \t]{0,4})"
     r"([-+]?[0-9]{1,10})(?![0-9a-z_]|\.[0-9])"
 )
 _KEY = re.compile(_KEY_SRC)
 _KEY_ANYCASE = re.compile(_KEY_SRC.replace("a-z", "A-Za-z"), re.I)  # for non-ASCII lines (lower() may shift indices)
-_KEY_WORDS = ("code", "ret", "errno", "result", "错误码")
+_KEY_WORDS = ("code", "ret", "errno", "result", "错误码", "failed")
 _DIGIT = re.compile(r"[0-9]")
 _STRONG_E_CONTEXT = re.compile(r"(?i)err_?code|error[ _]?code|module_name|错误码")
-_WEAK_KEYS = frozenset({"result", "runtime result", "return code"})  # only known codes count after these
-_NEEDS_PUNCT = frozenset({"ret", "retcode", "result", "runtime result"})  # a bare space is not enough after these
+# only known codes count after these; after "failed" (`Call aclrtSetDevice(device->id) failed : 507033`)
+# only a known six-digit ACL/runtime code
+_WEAK_KEYS = frozenset({"result", "runtime result", "return code", "failed"})
+_NEEDS_PUNCT = frozenset({"ret", "retcode", "result", "runtime result", "failed"})  # a bare space is not enough
 HCCL_MAX = 30  # HcclResult values are small (1..24 today); larger numbers near 'hccl' are something else
 
 
@@ -290,6 +292,8 @@ def _numeric_hits(line: str, lineno: int, book: CodeBook) -> list[CodeHit]:
             continue
         digits = raw.lstrip("+-")
         span = m.span(3)
+        if key == "failed" and (len(digits) != 6 or raw[0] in "+-" or book.get(digits) is None):
+            continue
         if raw.startswith("-"):
             if len(digits) == 4 and digits[0] == "8":
                 code = str(int(raw))

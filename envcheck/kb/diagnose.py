@@ -12,7 +12,10 @@ Matching is layered (each `Match` says which layer found it in `confidence`):
    entry's `error_codes` links to the entry; codes in no dictionary are `unknown_codes`, the known
    ones are listed with their meaning in `codes`;
 3. ``likely``: when nothing specific matched but error lines exist, the kb entries closest to
-   those lines by the kb search index (envcheck/kb/search.py), earlier lines weighing more.
+   those lines by the kb search index (envcheck/kb/search.py), earlier lines weighing more; in a
+   pasted report also the lines that describe a symptom in words (match.SYMPTOMS: "slow", "loss
+   becomes NaN", "running on the CPU", 显存不足 ...), whose taxonomy category is favoured, as the
+   category of a specific error code is (a code weighs twice a described symptom).
 
 Ranking follows the failure (envcheck/kb/match.py `EntryHits.sort_key`): errors over warnings,
 known-benign warnings last and marked benign, specific evidence over wrapper codes (`generic: true`)
@@ -54,7 +57,11 @@ HOWTO_TAGS = frozenset({"checklist", "preflight"})  # bringup-checklist, preflig
 LIKELY_LIMIT = 3  # entries the fallback proposes
 LIKELY_LINES = 12  # error lines the fallback reads (the first ones: the cascade comes later)
 LENGTH_NORM = 0.5
-CODE_HINT = 0.5  # weight of a category the input's specific error codes point to
+MIN_IDF = 1.0  # a word in a larger share of the entries than this idf says nothing about any of them
+LINE_WORDS = 1  # distinct words an entry must share with one error line to get credit from it
+CATEGORY_WORDS = 0.8  # weight of the category words a described symptom adds to its line's query
+SYMPTOM_HINT = 0.5  # weight of a described symptom's category, relative to a specific error code's (1.0)
+CODE_HINT = 1.0  # a category that specific codes or described symptoms point to outranks word matches (x top)
 _READ_PIECE = 1 << 16  # bytes per read from a file or a gzip stream (a failing read loses at most this)
 
 
@@ -344,7 +351,7 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
     Entries about known-harmless warnings are left out. Categories the input's specific (not generic)
     known error codes belong to (`hint_categories`: category -> weight up to 1) raise their entries.
     """
-    from envcheck.kb.search import load_index, tokens
+    from envcheck.kb.search import load_index
 
     if not errors:
         return []
@@ -363,7 +370,9 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
     # messages first (`XxxError: ...`, `[ERROR] ...`, CANN `EI0006: ...`), each group in time order;
     # Python source lines of a traceback (`raise ValueError(`, `File "...", line 3`) are no query
     errors = [ev for ev in errors if not _SOURCE_LINE.search(ev.text)]
-    errors.sort(key=lambda ev: (not _MESSAGE.search(ev.text), ev.pos))
+    errors = [ev for ev in errors if ev.symptoms or not _INTRO.match(ev.text)]
+    errors.sort(key=lambda ev: (not (ev.symptoms or (_MESSAGE.search(ev.text) and not _ANNOUNCES.search(ev.text))),
+                                ev.pos))
     for ev in errors:
         key = _query_text(ev.text)
         if not key or key in seen:
@@ -372,16 +381,21 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
         weight = 1.0 / (1.0 + 0.5 * k)
         k += 1
         line_scores: dict[int, float] = {}
-        for tok in set(tokens(key)):
+        line_words: dict[int, set[str]] = {}
+        for tok, sim in query_terms(key, postings, ev.symptoms):
             plist = postings.get(tok)
             if not plist or (len(tok) < 3 and tok.isascii()) or tok.isdigit():  # CJK bigrams are 2 long
                 continue
             idf = math.log(1.0 + n / len(plist))
-            if idf < 1.0:  # in most entries: says nothing
+            if idf < MIN_IDF:  # in a large share of the entries: says nothing
                 continue
             for i, w in plist:
-                line_scores[i] = line_scores.get(i, 0.0) + idf * w / norms[i]
-                words.setdefault(i, set()).add(tok)
+                line_scores[i] = line_scores.get(i, 0.0) + sim * idf * w / norms[i]
+                line_words.setdefault(i, set()).add(tok)
+        if LINE_WORDS > 1 and any(len(ws) >= LINE_WORDS for ws in line_words.values()):
+            line_scores = {i: sc for i, sc in line_scores.items() if len(line_words[i]) >= LINE_WORDS}
+        for i in line_scores:
+            words.setdefault(i, set()).update(line_words[i])
         if not line_scores:
             if k >= LIKELY_LINES:
                 break
@@ -415,6 +429,45 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
     return out
 
 
+def hints_from_symptoms(symptoms: list[LineEvent], hints: dict[str, float]) -> None:
+    """Add the categories of described symptoms to `hints` (category -> weight up to 1): each category once,
+    at SYMPTOM_HINT, half what a specific error code weighs, since what people see is often a consequence
+    (a device "not recognised" because the code forces CUDA). Slowness is what many causes end in (a CPU
+    fallback, JIT compiling, a verbose log level): named on a line next to a more specific symptom it
+    counts half again."""
+    got: dict[str, float] = {}
+    for ev in symptoms:
+        for cat in ev.symptoms:
+            w = SYMPTOM_HINT * (0.5 if cat == "performance" and len(ev.symptoms) > 1 else 1.0)
+            got[cat] = max(got.get(cat, 0.0), w)
+    for cat, w in got.items():
+        hints[cat] = min(1.0, hints.get(cat, 0.0) + w)
+
+
+def query_terms(text: str, postings: dict[str, Any] | None = None,
+                categories: tuple[str, ...] = ()) -> list[tuple[str, float]]:
+    """The index tokens of one line with their weight: its own tokens (1.0; a plural the index lacks as
+    its singular, 0.9), the words of the categories its described symptoms point to (0.8: "the decode
+    is slow" is also looked up as "performance"), and the English words the kb search glossary gives
+    for Chinese words in it (0.6: 内存不足 is looked up like "memory oom")."""
+    from envcheck.kb.search import GLOSSARY, tokens
+
+    out: dict[str, float] = {}
+    for tok in tokens(text):
+        if postings is not None and tok not in postings and len(tok) > 3 and tok.endswith("s") and tok[:-1] in postings:
+            out.setdefault(tok[:-1], 0.9)
+        else:
+            out.setdefault(tok, 1.0)
+    for cat in categories:
+        for w in tokens(cat.replace("-", " ")):
+            out.setdefault(w, CATEGORY_WORDS)
+    for zh, en in GLOSSARY.items():
+        if zh in text:
+            for w in en.split():
+                out.setdefault(w, 0.6)
+    return list(out.items())
+
+
 def _entry_norms(idx: dict[str, Any]) -> list[float]:
     """Per entry: (total index weight) ** LENGTH_NORM, so a long entry that mentions everything
     does not win every query (as BM25 normalises by document length)."""
@@ -427,7 +480,15 @@ def _entry_norms(idx: dict[str, Any]) -> list[float]:
 
 
 _SOURCE_LINE = re.compile(r"^\W*(raise |File \"|\^+$|~+$|at [\w.$]+\()|^\(\w+ pid=\d+\)\s+(raise |File \")")
-_MESSAGE = re.compile(r"\b\w*(Error|Exception|Warning)\b:|\[ERROR\]|\bERROR\b|\bE[A-Z0-9][0-9]{4}\b|错误|失败|报错")
+# a message stating a failure; Chinese error words stand in sentences (reports), not in machine records
+_MESSAGE = re.compile(r"\b\w*(Error|Exception|Warning)\b:|\[ERROR\]|\bERROR\b|\bE[A-Z0-9][0-9]{4}\b|"
+                      r"错误|失败|报错|异常|不支持|超时|找不到|无法|冲突|内存不足|显存不足")
+# a line that only announces what follows ("报错如下:", "The error log:"), naming no error itself
+_INTRO = re.compile(r"^(?![^:：]*\w(Error|Exception)[:：]).{0,60}[:：]\s*$")
+# prose that announces the error below it ("执行 import x 会报错:", "I get the following error:"): its error
+# word names the paste, not a failure, so it is no message (its other words may still help as context)
+_ANNOUNCES = re.compile(r"(报错|错误|出错|异常|如下|日志|信息|提示|\berrors?|\bexceptions?|\bfollowing|\bbelow|"
+                        r"\blogs?|\boutput)\W{0,3}[:：]\s*$", re.I)
 _NOISE = re.compile(r"(/[\w.+-]+)+/?|0x[0-9a-fA-F]+|\b\d[\d.:,-]*\b|\[(FUNC|FILE|LINE):[^\]]*\]|\bPID:? ?\d+")
 
 
@@ -556,7 +617,7 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
     specific_seen = any(eh.specific and eh.severity > SEV_BENIGN for eh, _ in hits)
     if specific_seen:  # an entry only a generic (wrapper) code links to says nothing next to a specific one
         hits = [(eh, conf) for eh, conf in hits if conf != "code" or eh.specific]
-    if not specific_seen and result.errors:
+    if not specific_seen and (result.errors or result.symptoms):
         root = kb_root or resources.kb_dir()
         matched_ids = {eh.entry_id for eh, _ in hits}
         hints: dict[str, float] = {}
@@ -564,8 +625,13 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
             info = book.get(c.code)
             if info is not None and not info.generic:
                 hints[info.category] = hints.get(info.category, 0.0) + 1.0
-        hints = {cat: n / max(hints.values()) for cat, n in hints.items()}
-        for eid, _score, ev in likely_entries(result.errors, Path(root), kb, matched_ids, hint_categories=hints):
+        if hints:
+            hints = {cat: n / max(hints.values()) for cat, n in hints.items()}
+        hints_from_symptoms(result.symptoms, hints)
+        queries = list(result.errors)
+        queried = {(ev.source, ev.line) for ev in queries}
+        queries += [ev for ev in result.symptoms if (ev.source, ev.line) not in queried]
+        for eid, _score, ev in likely_entries(queries, Path(root), kb, matched_ids, hint_categories=hints):
             eh = EntryHits(eid, count=1, quality=(ev.severity, 0, -1), pos=ev.pos)
             eh.first.append(_hit(ev))
             hits.append((eh, "likely"))

@@ -23,7 +23,7 @@ each gets a severity (error, plain, warning, known-benign warning), and its time
 it shows them. The first error lines are kept (`ScanResult.errors`) for the ranked fallback, and the
 first error and first timeout of every rank (`ScanResult.ranks`) for the first-failing-rank analysis
 (envcheck/kb/diagnose.py). Small inputs (a pasted traceback) are unwrapped first: hard-wrapped lines
-are joined (`unwrap`).
+are joined (`unwrap`), and their lines that describe a symptom in words are kept (`symptom_lines`).
 """
 from __future__ import annotations
 
@@ -61,13 +61,49 @@ _CODE_RE = re.compile("|".join(CODE_REGEXES).encode())
 # Numeric codes after the keywords envcheck/kb/codes.py reads them from (`error code is 507001`, `ret=507033`,
 # `errno 9`, `错误码：507033`, `hcclCommInitRootInfo ... error code is 4`); a superset, confirmed by codes.scan_line.
 NUMERIC_CODE_REGEX = (r"([Ee][Rr][Rr][Oo][Rr][ _]?[Cc][Oo][Dd][Ee]|[Ee][Rr][Rr]_?[Cc][Oo][Dd][Ee]|[Rr][Ee][Tt]|"
-                      r"[Rr][Ee][Ss][Uu][Ll][Tt]|[Ee][Rr][Rr][Nn][Oo]|错误码)[^0-9\n]{0,8}[-+]?[0-9]")
+                      r"[Rr][Ee][Ss][Uu][Ll][Tt]|[Ee][Rr][Rr][Nn][Oo]|错误码|[Ff]ailed)[^0-9\n]{0,8}[-+]?[0-9]")
 # A line that reads like an error in English or Chinese. Words, not levels: `[ERROR]` is caught by `ERROR`.
 ERROR_WORDS_REGEX = (r"[Ee][Rr][Rr][Oo][Rr]|[Ee]xception|EXCEPTION|[Ff]ail|FAIL|[Ff]atal|FATAL|[Aa]bort|"
                      r"[Cc]annot |[Cc]an't |[Cc]ould not |[Uu]nable to |[Nn]ot supported|[Uu]nsupported|"
                      r"[Nn]ot found|[Nn]ot installed|[Nn]ot available|[Nn]ot compiled|undefined symbol|"
                      r"No module named|[Tt]ime[d ]?out|TIMEOUT|Killed|[Ss]egmentation fault|core dumped|"
-                     r"[Ii]nvalid|[Dd]enied|[Rr]efused|错误|失败|报错|异常|不支持|超时|找不到|无法|冲突")
+                     r"[Ii]nvalid|[Dd]enied|[Rr]efused|[Oo]ut of memory|OUT OF MEMORY|"
+                     r"错误|失败|报错|异常|不支持|超时|找不到|无法|冲突|内存不足|显存不足")
+
+# Symptoms people describe in prose, per taxonomy category (shared/TAXONOMY.md: performance = "slow steps",
+# numerics = "NaN/Inf loss, fp16/bf16 overflow ...", cpu-fallback = "work silently running on the host",
+# out-of-memory = "memory exhausted", device-unavailable = "no or too few devices visible", version-mismatch =
+# "versions that do not work together"). Read only in pasted reports (inputs up to UNWRAP_MAX), where the
+# reporter's own words are often the only statement of the failure; they point the fallback to a category.
+SYMPTOMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((cat, re.compile(rx, re.I)) for cat, rx in (
+    ("performance",
+     r"\b(slow|slower|slowly|slowness|sluggish)\b|\bpoor performance\b|\bperformance (drops?|degrad\w*|regress\w*)"
+     r"|\bperformance\b.{0,24}\b(poor|bad|low|worse)\b|\blow (throughput|utili[sz]ation)\b|\bhigh latency\b|"
+     r"\b(inference|training|decode|decoding|generation|prefill) (speed|throughput)s?\b|"
+     r"\btakes? (several |many |a few )?(minutes|hours)\b|"
+     r"慢|性能.{0,6}(差|低|下降|不佳)|速度|(延时|延迟|耗时)(很|较|非常)?(高|长|久)|吞吐(量)?(低|下降)|(几|数)分钟"),
+    ("numerics",
+     r"\b(nan|inf)\b|\bloss\b.{0,30}\b(increas\w*|jump\w*|spik\w*|diverg\w*|explod\w*|blows? up)|"
+     r"\b(fp16|bf16|float16|half|numeric\w*|gradients?|loss)\W+(\w+\W+)?(overflow|underflow)|"
+     r"gradient explosion|exploding gradient|\baccuracy (drops?|degrad\w*|loss)|"
+     r"精度|数值(溢出|异常|不稳定)|梯度(爆炸|消失)|跑飞|发散|loss.{0,12}(突然|突增|增大|变大|飞|异常)"),
+    ("cpu-fallback",
+     r"\b(run|runs|running|ran|executed|executing|computed)\s+on\s+(the\s+)?(CPU|host)\b|\bCPU instead\b|"
+     r"instead of (on )?(the )?NPU|\bfall(s|ing)?\s*back to (the )?CPU|"
+     r"\bNPU (utili[sz]ation|usage|util)\b.{0,24}\b(0|0%|zero|low|idle)(\W|$)|"
+     r"(回退|退回|跑)到?\s*CPU|在\s*CPU\s*上(运行|执行|跑)|NPU\s*(利用率|占用率?)\s*(为|是|一直)?\s*(0|零|很低|低)"),
+    ("out-of-memory",
+     r"\bout of memory\b|\bOOM\b|\bmemory (leak\w*|keeps growing|grows)|\b(not enough|insufficient) memory\b|"
+     r"内存不足|显存不足|内存泄[漏露]|(内存|显存)(持续)?(增长|上涨|暴涨|溢出|爆)|爆显存"),
+    ("device-unavailable",
+     r"\b(cannot|can't|could not|couldn't|unable to|fails? to|failed to)\s+(detect|find|see|recogni[sz]e)\s+"
+     r"(the\s+|any\s+)?(NPU|Ascend|device)|\bNPUs?\s+(is |are |were |was )?not\s+(be\s+)?(detected|recogni[sz]ed|found|"
+     r"visible)|\bno NPUs?( devices?)? (found|detected|available)\b|is_available\(\)\W+(\w+\W+){0,3}False|"
+     r"(识别|检测|找)不到\s*(NPU|卡|设备)|(NPU|卡|设备)\s*(无法|不能)(识别|使用|检测)"),
+    ("version-mismatch",
+     r"\bversions? (conflict|mismatch|incompatib\w*)|\bincompatible versions?\b|\bbreaking changes?\b|"
+     r"版本(冲突|不匹配|不兼容|不一致|不对应)|不配套"),
+))
 
 SEV_BENIGN, SEV_WARNING, SEV_PLAIN, SEV_ERROR = 0, 1, 2, 3
 SEVERITY_NAMES = {SEV_BENIGN: "benign", SEV_WARNING: "warning", SEV_PLAIN: "plain", SEV_ERROR: "error"}
@@ -219,6 +255,7 @@ class LineEvent:
     rank: int | None = None
     host: str | None = None
     matched: bool = False  # a kb pattern matched it (not only a code)
+    symptoms: tuple[str, ...] = ()  # taxonomy categories the symptoms it describes point to (SYMPTOMS), in pastes
 
 
 @dataclass
@@ -242,6 +279,7 @@ class ScanResult:
     codes: dict[str, CodeHits] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     errors: list[LineEvent] = field(default_factory=list)
+    symptoms: list[LineEvent] = field(default_factory=list)  # lines of a pasted report describing a symptom
     ranks: dict[tuple, RankEvents] = field(default_factory=dict)
     benign: dict[str, list] = field(default_factory=dict)  # why -> [count, first Hit]
     error_lines: int = 0
@@ -368,6 +406,56 @@ def line_severity(text: str) -> int:
     return SEV_ERROR if _ERROR_WORDS.search(text) and not _TRACEBACK_HEAD.search(text) else SEV_PLAIN
 
 
+def symptoms_of(text: str) -> tuple[str, ...]:
+    """The taxonomy categories the symptoms described in `text` point to (SYMPTOMS, in that order)."""
+    return tuple(cat for cat, rx in SYMPTOMS if rx.search(text))
+
+
+_QUIET_LEVEL = re.compile(r"\[(INFO|DEBUG|EVENT|TRACE|WARNING|WARN)\]|\b(INFO|DEBUG|WARNING|WARN)\b|"
+                          r"^\W{0,3}[IWD][0-9]{4} ")
+
+
+def symptom_lines(block: bytes, start: int, end: int) -> list[tuple[int, str, int, tuple[str, ...]]]:
+    """(line, text, severity, categories) of the lines of a pasted report that describe a symptom.
+
+    A machine record at INFO/DEBUG/WARNING level is no description (a healthy run prints `slow`,
+    throughput figures and warnings), nor is a known-benign warning. One search over the whole
+    block (RE2 when installed) finds the candidate lines; only those are looked at line by line."""
+    search = _any_symptom()
+    out: list[tuple[int, str, int, tuple[str, ...]]] = []
+    pos, cpos, cline = start, start, 0
+    while len(out) < KEEP_ERRORS:
+        m = search(block, pos, end)
+        if m is None:
+            break
+        ls = block.rfind(b"\n", start, m.start()) + 1 or start
+        le = block.find(b"\n", m.start(), end)
+        le = end if le < 0 else le
+        cline += block.count(b"\n", cpos, ls)
+        cpos, pos = ls, le + 1
+        line = block[ls:le].rstrip(b"\r").decode("utf-8", "replace")
+        cats = symptoms_of(line)
+        if not cats or _QUIET_LEVEL.search(line, 0, 240):
+            continue
+        text = _excerpt(line.encode("utf-8"))
+        sev = line_severity(text)
+        if sev > SEV_WARNING:
+            out.append((cline, text, sev, cats))
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _any_symptom() -> Any:
+    """search(bytes, pos, endpos) for a line that may describe a symptom (a superset of SYMPTOMS)."""
+    src = "|".join(f"(?:{rx.pattern})" for _, rx in SYMPTOMS)
+    if _re2 is not None:
+        opts = _re2.Options()
+        opts.case_sensitive = False
+        opts.never_nl = True
+        return _re2.compile(src.encode(), opts).search
+    return re.compile(src.encode(), re.I).search
+
+
 def benign_reason(text: str) -> str:
     for rx, why in BENIGN:
         if rx.search(text):
@@ -451,6 +539,7 @@ class _Block:
     benign: dict[str, list] = field(default_factory=dict)  # why -> [count, (line, text)]
     error_lines: int = 0
     linemap: list[int] | None = None  # logical line -> physical line (unwrapped input)
+    symptoms: list[tuple[int, str, int, tuple[str, ...]]] = field(default_factory=list)  # (line, text, sev, cats)
 
 
 class Matcher:
@@ -608,6 +697,7 @@ class Matcher:
                         found = scan(block, start, end, budget.deadline, lean, state["errors"])
                     if linemap is not None:
                         found.linemap, found.newlines = linemap, physical
+                        found.symptoms = symptom_lines(block, start, end)
                     self._merge(found, source, state, result)
                     continue
                 pending.append(pool.submit(scan, block, start, end, budget.deadline, lean, state["errors"]))
@@ -812,6 +902,10 @@ class Matcher:
                 b[0] += count
         result.error_lines += blk.error_lines
         state["errors"] += blk.error_lines
+        for rel, text, sev, cats in blk.symptoms:
+            if len(result.symptoms) < KEEP_ERRORS:
+                line = phys(rel)
+                result.symptoms.append(LineEvent(source, line, text, sev, (fidx, line), symptoms=cats))
         for ev in blk.events:
             ev.source, ev.line = source, phys(ev.line)
             ev.pos = (fidx, ev.line)

@@ -231,6 +231,9 @@ REAL_LINES = [
     ("设备初始化失败，错误码为507033", [("507033", "rt", True)]),
     ("set device failed, error code: 507033", [("507033", "rt", True)]),
     ("hcclCommInitRank failed, ret = 9 (hccl)", [("9", "hccl", True)]),
+    # field corpus (dev half): a known ACL code right after "failed"
+    ("Call aclrtSetDevice(device->id) failed : 507033 at file /work/PaddleCustomDevice/backends/npu/runtime/runtime.cc "
+     "line 430", [("507033", "rt", True)]),
     ("EZ1001: [PID: 12] 2025-06-01-10:00:00.000.000 aclnnCast: DT_BFLOAT16 is not supported",
      [("EZ1001", "cann", True)]),
     # several codes on one line, in order
@@ -282,6 +285,8 @@ NOT_CODES = [
     "scientific 1.5E10001 and 0xE10001 and ABE10001 and E100012 and EI00061",
     "{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 1e-05, 'epoch': 0.01}",
     "EQ1234 appears in prose without a code context",
+    "hccl init failed: 3 of 8 ranks joined",  # after "failed" only known six-digit codes count
+    "download failed: 599999 bytes received",
     "ERR0220 (four digits) and XERR02200 are not torch_npu codes",
 ]
 

@@ -1,0 +1,75 @@
+"""Pasted reports that describe the failure in words (issue 11): described symptoms point the fallback to
+their taxonomy category, Chinese words are looked up through the search glossary, and prose that only
+announces the error below it is not read as the error.
+
+The texts are written for these tests (not field-corpus excerpts), in the wordings the taxonomy names.
+"""
+from __future__ import annotations
+
+import pytest
+
+from envcheck.kb.diagnose import DiagnoseResult, diagnose, query_terms
+from envcheck.kb.match import UNWRAP_MAX, symptom_lines, symptoms_of
+
+
+def run(tmp_path, text: str) -> DiagnoseResult:
+    p = tmp_path / "report.txt"
+    p.write_text(text, encoding="utf-8")
+    return diagnose([str(p)])
+
+
+@pytest.mark.parametrize("text, category", [
+    ("Since the upgrade every training step on the 910B is much slower than before.\n", "performance"),
+    ("换了新的镜像以后，推理速度比之前慢了很多\n", "performance"),
+    ("After a few hundred steps the loss becomes NaN and never recovers.\n", "numerics"),
+    ("开启混合精度后 loss 突然增大，几个 epoch 后出现溢出\n", "numerics"),
+    ("The NPU utilization stays at 0% and the model seems to be running on the CPU instead.\n", "cpu-fallback"),
+])
+def test_a_described_symptom_leads_to_its_category(tmp_path, text, category):
+    r = run(tmp_path, text)
+    assert r.matches, text
+    assert r.matches[0].category == category and r.matches[0].confidence == "likely"
+    assert r.exit_code == 1
+
+
+def test_symptom_words_by_category():
+    assert symptoms_of("the decode is extremely slow") == ("performance",)
+    assert symptoms_of("{'loss': 0.0, 'grad_norm': nan, 'epoch': 0.01}") == ("numerics",)
+    assert "cpu-fallback" in symptoms_of("slow because the model is actually running on the CPU")
+    assert symptoms_of("训练时显存不足") == ("out-of-memory",)
+    assert symptoms_of("pip install finished, versions: torch 2.1.0") == ()
+
+
+def test_machine_records_and_warnings_are_no_description():
+    text = (b"[INFO] 2025-01-01 10:00:00 tokenizer loaded, fast path unavailable, slow path used\n"
+            b"[WARNING] slow tokenizer in use\n"
+            b"W0101 10:00:00.000 engine.cc:1] prefill is slow\n"
+            b"the whole run is slow\n")
+    got = symptom_lines(text, 0, len(text))
+    assert [(line, cats) for line, _, _, cats in got] == [(3, ("performance",))]
+
+
+def test_healthy_logs_stay_clean(tmp_path):
+    r = run(tmp_path, "step 1 loss 2.31 tokens/s=41234\nstep 2 loss 2.30 tokens/s=41500\n")
+    assert not r.matches and r.exit_code == 0
+
+
+def test_symptoms_are_read_only_in_pasted_reports(tmp_path):
+    big = "step 1 loss 2.31\n" * (UNWRAP_MAX // 17 + 10) + "the whole run is slow\n"
+    r = run(tmp_path, big)
+    assert not r.matches and r.exit_code == 0  # a big log is a machine log: its prose is not read
+
+
+def test_chinese_words_are_looked_up_through_the_glossary():
+    terms = dict(query_terms("训练时显存不足"))
+    assert terms.get("memory") == 0.6 and terms.get("oom") == 0.6
+    assert dict(query_terms("slow steps", None, ("performance",))).get("performance") == 0.8
+
+
+def test_announcing_prose_is_not_read_as_the_error(tmp_path):
+    # the announcing line names docker (container-devices-missing's word); the error itself is a
+    # missing symbol in a torch_npu extension: a version mismatch
+    text = ("我在 docker 容器里按照教程安装之后，执行 import 会报错:\n"
+            "OSError: /opt/ext/ascend_extension.so: undefined symbol: _ZN7c10_npu3acl20AclrtPeekAtLastErrorE\n")
+    r = run(tmp_path, text)
+    assert r.matches and r.matches[0].category == "version-mismatch"
