@@ -37,7 +37,8 @@ def baseline(runs: int) -> list[float]:
 
 
 def warm() -> dict[str, float]:
-    code = ("import time; t=time.perf_counter(); import envcheck.matrix as m; import envcheck.plan as plan; t1=time.perf_counter(); "
+    code = ("import time; t=time.perf_counter(); import envcheck.matrix as m; import envcheck.plan as plan; "
+            "t1=time.perf_counter(); "
             "mx=m.load(); t2=time.perf_counter(); "
             "f=plan.hypothetical_facts(cann='8.0.RC2', torch='2.1.0', torch_npu='2.1.0.post6', python='3.10'); "
             "plan.judge(f, mx); t3=time.perf_counter(); print(t1-t, t2-t1, t3-t2)")

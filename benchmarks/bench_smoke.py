@@ -59,7 +59,8 @@ def main() -> int:
     big = max(rows, key=lambda r: r["bytes"])
     print(f"`envcheck smoke collective --nproc 2` (gloo) wall: {wall:6.2f} s  ({len(bw['data']['rows'])} sweep rows, "
           f"1K..64M x 4 collectives; {bw['status']})")
-    print(f"  all_reduce 64M: {big['seconds'] * 1e3:.1f} ms, algbw {big['algbw']:.2f} GB/s, busbw {big['busbw']:.2f} GB/s")
+    print(f"  all_reduce 64M: {big['seconds'] * 1e3:.1f} ms, algbw {big['algbw']:.2f} GB/s, "
+          f"busbw {big['busbw']:.2f} GB/s")
     return 0
 
 

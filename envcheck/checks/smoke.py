@@ -233,9 +233,10 @@ def _op_failed_body(c: Check, s: Session) -> Iterator[Finding]:
         yield c.fail(f"{o.case} on {suite.device}: {o.error}", evidence=_outcome_evidence(o),
                      data={"case": o.case, "max_err": o.max_err, "tol": o.tol, "device": o.result_device})
     skipped = [o.case for o in ops if o.status == "not-run"]
-    if skipped:
-        why = "interrupted" if suite.interrupted else "not run"
-        yield c.skip(f"{len(skipped)} operator test(s) {why}: {', '.join(skipped)}")
+    if skipped and suite.interrupted:  # the user stopped the run: say what did not finish, visibly
+        yield c.warn(f"{len(skipped)} operator test(s) interrupted: {', '.join(skipped)}")
+    elif skipped:
+        yield c.skip(f"{len(skipped)} operator test(s) not run: {', '.join(skipped)}")
     passed = [o for o in ops if o.status == "ok"]
     if passed and not bad:
         worst = max(passed, key=lambda o: o.max_err or 0.0)

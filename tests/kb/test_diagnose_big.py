@@ -21,7 +21,8 @@ BLOCK_LINES = [
 NEEDLES = {
     "fx-libs-missing": "ImportError: libhccl.so: cannot open shared object file: No such file or directory",
     "fx-npu-oom": "torch.OutOfMemoryError: NPU out of memory. Tried to allocate 72.00 MiB (NPU 0; 61.27 GiB total)",
-    "fx-socket-timeout": "[ERROR] HCCL(137309,all_reduce_test):2025-12-24-16:19:45.416.014 [hccl_socket_manager.cc:813] "
+    "fx-socket-timeout": "[ERROR] HCCL(137309,all_reduce_test):2025-12-24-16:19:45.416.014 "
+                         "[hccl_socket_manager.cc:813] "
                          "[137400][Wait][LinkEstablish]wait socket establish timeout, role[0] rank[0] timeout[120 s]",
     "fx-cpu-fallback": "[W compiler_depend.ts:51] Warning: CAUTION: The operator 'torchvision::nms' is not currently "
                        "supported on the NPU backend and will fall back to run on the CPU. This may have performance "

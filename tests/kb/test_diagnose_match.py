@@ -167,7 +167,8 @@ def test_an_entry_error_code_alone_links_weakly():
 @pytest.mark.parametrize("engine", ENGINES)
 def test_pattern_never_spans_lines(engine):
     # [^']+ must not run across a newline into the next line's quote
-    text = "The operator 'aten::x\nfoo' is not currently supported on the NPU backend and will fall back to run on the CPU\n"
+    text = ("The operator 'aten::x\nfoo' is not currently supported on the NPU backend and will fall back to run "
+            "on the CPU\n")
     assert "fx-cpu-fallback" not in scan(matcher(engine), text).entries
 
 

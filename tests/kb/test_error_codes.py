@@ -376,12 +376,16 @@ ADVERSARIAL = [
 
 @pytest.mark.parametrize("line", ADVERSARIAL, ids=[f"A{i}" for i in range(len(ADVERSARIAL))])
 def test_adversarial_lines_stay_linear(line):
-    small = line[: len(line) // 4]
-    t0 = time.perf_counter()
-    scan_line(small)
-    t_small = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    scan_line(line)
-    t_big = time.perf_counter() - t0
+    """4x the input costs roughly 4x the time. Measured as this process's CPU time (another process
+    on a loaded machine does not count) and the best of three runs (a preemption inflates one run only)."""
+    def cost(text: str) -> float:
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.process_time()
+            scan_line(text)
+            best = min(best, time.process_time() - t0)
+        return best
+
+    t_small, t_big = cost(line[: len(line) // 4]), cost(line)
     assert t_big < 2.0
-    assert t_big < 12 * t_small + 0.05  # 4x the input, roughly 4x the time (slack for a busy machine)
+    assert t_big < 12 * t_small + 0.05

@@ -183,7 +183,7 @@ def test_cli_crash_and_hang_findings(plugin_env, cli):
 def test_ctrl_c_stops_cleanly_and_prints_what_finished(plugin_env, tmp_path):
     env, mark = plugin_env
     flag = Path(env["SMOKE_TEST_FLAG"])
-    proc = subprocess.Popen([sys.executable, "-m", "envcheck", "smoke", "--device", "cpu", "--case", "softmax",
+    proc = subprocess.Popen([sys.executable, "-m", "envcheck", "smoke", "-v", "--device", "cpu", "--case", "softmax",
                              "--case", "test_hang_long", "--case", "gelu"], cwd=str(REPO),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
     try:
@@ -216,9 +216,11 @@ def test_unknown_device_kind_and_bad_flags(cli):
 def test_npu_requested_without_torch_npu_is_a_finding_not_a_crash(cli):
     r = cli("smoke", "--device", "npu", "--case", "softmax", "--json")
     assert r.rc == 1
-    (f,) = [f for f in r.json()["findings"] if f["code"] == "EC403"]
-    assert f["status"] == "fail" and "could not start on device 'npu'" in f["title"]
-    assert "torch_npu" in f["title"] + "".join(e["text"] for e in f["evidence"])
+    # issue 13: the cause is torch_npu missing (EC402), not an operator that fails on the NPU (EC403)
+    (npu,) = [f for f in r.json()["findings"] if f["code"] == "EC402"]
+    assert npu["status"] == "fail" and "torch_npu is not installed" in npu["title"]
+    ops = [f for f in r.json()["findings"] if f["code"] == "EC403"]
+    assert all(f["status"] == "skip" and f.get("because") == "EC402" for f in ops)
 
 
 def test_survivor_scan_sees_a_marked_process():
