@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     stream = streaming(args)
     facts = collect_facts(args)
     opts = {k: getattr(args, k, None) for k in ("smoke", "device", "timeout", "python", "root")}
+    opts["replay"] = bool(getattr(args, "facts", None))  # judging a snapshot: nothing may run on this machine
     if stream is not None:  # on a TTY, a status line names each operator test as it finishes
         opts["progress"] = lambda o: stream.progress(f"smoke test {o.case}: {o.status} ({o.seconds:.1f} s)")
     ctx = Context(facts=facts, matrix_path=args.matrix, options=opts)

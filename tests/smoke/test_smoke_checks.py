@@ -128,3 +128,12 @@ def test_mindspore_run_check_runs_in_a_child(tmp_path, monkeypatch):
     (f,) = _run("ops", checks=[ec408])
     assert f.status is Status.FAIL and "exit status 1" in f.title
     assert "Ascend collective communication initialization failed." in f.evidence[0].text
+
+
+def test_a_facts_replay_starts_no_smoke_child(cli, tmp_path):
+    """--facts judges a snapshot: the smoke checks must not run this machine's torch and call it the snapshot's."""
+    from conftest import DATA
+
+    r = cli("--facts", str(DATA / "reports" / "node-a.json"), "--json")
+    smoke = [f for f in r.json()["findings"] if f["section"] == "Smoke tests"]
+    assert smoke and all(f["status"] == "skip" and "saved snapshot" in f["title"] for f in smoke)
