@@ -25,7 +25,12 @@ def collect(root: str = "/", python: str | None = None, timeout: float = 10.0,
     environ = dict(os.environ if environ is None else environ)
     fs = Root(root)
     facts = Facts(root=fs.root)
-    facts.python = PythonFacts.from_dict(pyenv.probe(python, environ, timeout))
+    try:
+        python_section = pyenv.probe(python, environ, timeout)
+    except pyenv.PythonUnusable as exc:  # it exists but hangs or crashes: a finding (EC001), not bad input
+        fs.note("python", str(exc))
+        python_section = {"requested": python, "executable": python, "packages": {}}
+    facts.python = PythonFacts.from_dict(python_section)
     facts.system = _guard(fs, "system", lambda: system.probe(fs), {})
     cann_section = _guard(fs, "cann", lambda: cann.probe(fs, environ), {"installs": [], "active": None})
     cann_section["environment"] = _guard(fs, "cann", lambda: cann.env_paths(fs, environ), {})

@@ -10,7 +10,12 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from envcheck.errors import UsageError
+from envcheck.errors import EnvcheckError, UsageError
+
+
+class PythonUnusable(EnvcheckError):
+    """The --python interpreter exists but hung, crashed or answered nonsense: a finding about the
+    machine (the probe records it), not bad input."""
 
 DISTS = ("torch", "torch-npu", "torchvision", "torchaudio", "numpy", "mindspore", "transformers",
          "accelerate", "deepspeed", "vllm", "vllm-ascend", "apex", "mindformers", "mindspeed")
@@ -81,12 +86,15 @@ def _child(python: str, environ: Mapping[str, str], timeout: float) -> dict[str,
         raise UsageError(f"--python {python}: not an executable Python interpreter")
     from envcheck import subproc
 
-    res = subproc.run([python, "-c", CHILD, ",".join(DISTS)], timeout=timeout, env=dict(environ), cwd="/")
+    # idle_timeout: an interpreter that hangs at start-up (no CPU, no reads) is given up on after
+    # `timeout`; a busy one (a slow site-packages scan on a loaded machine) may take up to 60 s
+    res = subproc.run([python, "-c", CHILD, ",".join(DISTS)], timeout=max(timeout, 60.0), idle_timeout=timeout,
+                      env=dict(environ), cwd="/")
     if res.timed_out:
-        raise UsageError(f"--python {python}: did not answer within {timeout:g} s")
+        raise PythonUnusable(f"--python {python}: did not answer within {timeout:g} s (hung at start-up)")
     if res.error or res.rc != 0:
         why = res.error or (res.stderr.strip().splitlines() or [f"exit status {res.rc}"])[-1]
-        raise UsageError(f"--python {python}: not a usable Python interpreter ({why[:200]})")
+        raise PythonUnusable(f"--python {python}: not a usable Python interpreter ({why[:200]})")
     try:
         doc = json.loads(res.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):

@@ -49,3 +49,18 @@ def test_import_probe_lets_a_busy_import_finish(tmp_path):
     py.chmod(0o755)
     res = importability.probe(str(py), timeout=120, idle_timeout=1.5)
     assert not res.plain.timed_out and "installed" in res.plain.info
+
+
+def test_a_python_that_hangs_at_startup_is_a_finding_not_exit_2(tmp_path, cli):
+    """Issue 14 (12): the interpreter exists but never answers: EC001 says so (exit 1), within the timeout."""
+    import time as _time
+
+    hang = tmp_path / "python"
+    hang.write_text("#!/bin/sh\nexec sleep 100000\n")
+    hang.chmod(0o755)
+    t0 = _time.monotonic()
+    r = cli("--no-smoke", "--python", str(hang), "--timeout", "2", "--json")
+    assert _time.monotonic() - t0 < 60
+    assert r.rc == 1, r.err
+    (ec001,) = [f for f in r.json()["findings"] if f["code"] == "EC001"]
+    assert ec001["status"] == "error" and "hung at start-up" in ec001["title"] + str(ec001["evidence"])
