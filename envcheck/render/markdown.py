@@ -87,7 +87,8 @@ def render_diagnose(result: DiagnoseResult, **_: Any) -> str:
             out += [fence(lines), ""]
         if m.fix and m.severity != "benign":
             out += [f"**Fix:** {m.fix}", ""]
-        out += [f"More: `{m.kb_show}`" + (f" · {m.page}" if m.page else ""), ""]
+        url = m.page if m.page.startswith(("http://", "https://")) else ""
+        out += [f"More: `{m.kb_show}`" + (f" · {url}" if url else ""), ""]
     if result.codes:
         out += ["### Error codes found", "", "| Code | Name | Category | Meaning | Count |",
                 "| --- | --- | --- | --- | --- |"]

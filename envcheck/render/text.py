@@ -416,7 +416,9 @@ def render_diagnose(result: DiagnoseResult, verbose: bool = False, color: bool =
         if fix and m.get("severity") != "benign":
             out.append(f"    fix: {fix[0]}")
             out.extend(f"         {line}" for line in fix[1:])
-        out.append(f"    more: {m['kb_show']}; site: {m['page']}")
+        # a page is worth printing only as a full URL (ENVCHECK_SITE_URL set); a relative path helps nobody
+        page = m["page"] if str(m["page"]).startswith(("http://", "https://")) else ""
+        out.append(f"    more: {m['kb_show']}" + (f"; {page}" if page else ""))
     if d["codes"]:
         out.append("")
         out.append("Error codes found:")

@@ -182,3 +182,15 @@ def test_python_engine_gives_the_same_answer(diag, tmp_path):
     b = diag(str(log), "--json", "--engine", "re").json()
     assert a["engine"] == "re2" and b["engine"] == "re"
     assert a["matches"] == b["matches"]
+
+
+def test_text_names_a_page_only_as_a_full_url(tmp_path, monkeypatch):
+    """Issue 13: no relative `kb/...` path in the terminal; the full URL when ENVCHECK_SITE_URL is set."""
+    log = tmp_path / "train.log"
+    log.write_text(OOM + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "ENVCHECK_SITE_URL"}
+    run = lambda extra: subprocess.run([sys.executable, "-m", "envcheck", "diagnose", "--kb", FIXTURE_KB, str(log)],  # noqa: E731
+                                       capture_output=True, text=True, timeout=60, env={**env, **extra})
+    plain = run({}).stdout
+    assert "more: envcheck kb show fx-npu-oom" in plain and "site:" not in plain
+    assert "https://docs.example.com/envcheck/" in run({"ENVCHECK_SITE_URL": "https://docs.example.com/envcheck/"}).stdout
