@@ -30,8 +30,15 @@ def fence(text: str, lang: str = "") -> str:
 def render(report: Report, verbose: bool = False, **_: Any) -> str:
     s = report.summary
     counts = ", ".join(f"{s[k.value]} {k.value}" for k in Status if s[k.value])
-    out = [f"## envcheck report: verdict **{report.verdict}**", "",
-           f"envcheck {report.envcheck_version} · `{report.command}` · {counts or 'no findings'}", ""]
+    verdict = report.verdict + (f" ({report.verdict_note})" if report.verdict_note else "")
+    out = [f"## envcheck report: verdict **{verdict}**", ""]
+    host = report.host or {}
+    if host.get("title"):  # what kind of machine this is, and what it would need
+        out += [f"**{cell(str(host['title']))}**", ""]
+        out += [f"- needs {cell(str(n))}" for n in host.get("needs") or []] + ([""] if host.get("needs") else [])
+    as_of = (report.knowledge or {}).get("matrix_as_of")
+    out += [f"envcheck {report.envcheck_version} · `{report.command}` · {counts or 'no findings'}"
+            + (f" · knowledge as of {as_of}" if as_of else ""), ""]
     shown = [f for f in report.findings if f.status is not Status.SKIP or verbose]
     if shown:
         out += ["| | Code | Section | Finding |", "| --- | --- | --- | --- |"]
@@ -45,6 +52,9 @@ def render(report: Report, verbose: bool = False, **_: Any) -> str:
         out += ["### Failures and warnings", ""]
     for f in sorted(bad, key=lambda f: -f.status.severity):
         out += [f"#### {MARK[f.status]} {f.code} {f.slug}: {f.title}", ""]
+        explains = [g.code for g in report.findings if g.because == f.code]
+        if explains:
+            out += [f"Explains {', '.join(dict.fromkeys(explains))} (collapsed under this cause).", ""]
         if f.detail:
             out += [fence(f.detail), ""]
         if f.evidence:

@@ -87,3 +87,19 @@ def test_report_options_are_not_offered_where_they_do_not_apply(cli, tmp_path):
     assert r.rc == 2
     r = cli("list", "--format", "json")
     assert r.rc == 2
+
+
+def test_markdown_frames_the_host_and_names_collapsed_findings():
+    """The issue reader sees what kind of machine it is, the as-of date, and which findings one cause explains."""
+    cause = Finding("EC301", "cann-not-found", Status.FAIL, "no CANN toolkit found", section="CANN",
+                    fix="install the CANN toolkit")
+    folded = Finding("EC401", "torch-import-failed", Status.SKIP, "import torch failed", section="Smoke tests",
+                     because="EC301")
+    report = Report(Facts(), [cause, folded], "0.1.0",
+                    host={"kind": "none", "title": "this is not an Ascend machine", "needs": ["the CANN toolkit"]},
+                    knowledge={"matrix_as_of": "2026-11-30"})
+    md = render(report, "markdown")
+    head = md.split("|", 1)[0]
+    assert "**this is not an Ascend machine**" in head and "- needs the CANN toolkit" in head
+    assert "knowledge as of 2026-11-30" in head
+    assert "Explains EC401 (collapsed under this cause)." in md
