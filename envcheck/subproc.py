@@ -211,31 +211,31 @@ def _wait(proc: subprocess.Popen, outs: dict[int, _Capped], deadline: float,
                 return True, True
         wait = min(nap, max(0.0, deadline - now))
         if open_fds:
-            ready, _, _ = select.select(open_fds, [], [], wait)
-            for fd in ready:
-                chunk = os.read(fd, 65536)
-                if chunk:
-                    outs[fd].add(chunk)
-                else:
-                    open_fds.remove(fd)
+            _pump(open_fds, outs, wait)
         else:
             time.sleep(wait)
         nap = min(nap * 2, 0.05)
+
+
+def _pump(fds: list[int], outs: dict[int, _Capped], wait: float) -> bool:
+    """Read what the pipes in `fds` have within `wait` seconds; drop a pipe from `fds` at EOF.
+    False when none was ready."""
+    ready, _, _ = select.select(fds, [], [], wait)
+    for fd in ready:
+        chunk = os.read(fd, 65536)
+        if chunk:
+            outs[fd].add(chunk)
+        else:
+            fds.remove(fd)
+    return bool(ready)
 
 
 def _drain(outs: dict[int, _Capped], deadline: float) -> None:
     """Read what is left in the pipes; stop at EOF or at the deadline (a daemon holding them open)."""
     fds = list(outs)
     while fds and time.monotonic() < deadline:
-        ready, _, _ = select.select(fds, [], [], max(0.0, deadline - time.monotonic()))
-        if not ready:
+        if not _pump(fds, outs, max(0.0, deadline - time.monotonic())):
             break
-        for fd in ready:
-            chunk = os.read(fd, 65536)
-            if chunk:
-                outs[fd].add(chunk)
-            else:
-                fds.remove(fd)
 
 
 def spawn(argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None,

@@ -30,7 +30,7 @@ def cann_found(chk: Check, ctx: Context) -> Iterable[Finding]:
     ASCEND_HOME_PATH / ASCEND_TOOLKIT_HOME / /etc/Ascend/ascend_cann_install.info point). Without
     one, torch_npu cannot load (``libhccl.so`` / ``libascendcl.so`` not found)."""
     f = ctx.facts
-    installs = f.cann.get("installs") or []
+    installs = f.cann.installs or ()
     if not installs:
         yield chk.fail("no CANN toolkit found", detail="Looked in $ASCEND_HOME_PATH, $ASCEND_TOOLKIT_HOME, "
                        "/etc/Ascend/ascend_cann_install.info, /usr/local/Ascend/{cann,ascend-toolkit/latest,cann-*} "
@@ -38,10 +38,8 @@ def cann_found(chk: Check, ctx: Context) -> Iterable[Finding]:
                        fix="install the CANN toolkit (Ascend-cann-toolkit_<ver>_linux-<arch>.run --install) and the "
                            "kernels/ops package for your chip, then source its set_env.sh; see " + INSTALL_DOC)
         return
-    active = f.cann.active
-    at = active if isinstance(active, int) and 0 <= active < len(installs) else 0
-    inst = installs[at]
-    others = [i for n, i in enumerate(installs) if n != at]
+    inst = f.cann.active_install() or installs[0]
+    others = [i for i in installs if i is not inst]
     title = f"CANN {inst.get('version') or '(version unreadable)'} at {inst.get('home')}"
     tags = [inst.get("layout") or "?"] + (["latest"] if inst.get("latest") else [])
     title += f" ({', '.join(tags)})"
@@ -53,7 +51,7 @@ def cann_found(chk: Check, ctx: Context) -> Iterable[Finding]:
     if others:
         extras.append("also installed: "
                       + ", ".join(f"{o.get('version') or '?'} ({o.get('home')})" for o in others))
-    evidence = [ev(inst.get("source") or inst.get("home"), f"version {inst.get('version')}")]
+    evidence = [ev(inst.source or inst.home or "", f"version {inst.get('version')}")]
     evidence += [ev(c["source"], f"{name} {c['version']}") for name, c in (inst.get("components") or {}).items()]
     evidence += [ev(k["source"], f"{k['name']} {k.get('version') or ''}".strip())
                  for k in inst.get("kernels") or []]

@@ -121,7 +121,7 @@ def gate(f: Finding, versions: dict[str, str | None]) -> Finding:
     if not f.kb or f.status in (Status.OK, Status.SKIP):
         return f
     from envcheck.kb.entries import load_kb
-    from envcheck.kb.gate import gate_status
+    from envcheck.kb.gate import entry_gates, gate_status
 
     try:
         kb = load_kb()
@@ -131,8 +131,8 @@ def gate(f: Finding, versions: dict[str, str | None]) -> Finding:
     keep = tuple(e.id for e in entries if gate_status(e, versions)[0] is not False)
     fix, marked = f.fix, set()
     for e in entries:
-        for g in e.meta.get("gates") or []:
-            what = str(g.get("what", "")) if isinstance(g, dict) else ""
+        for g in entry_gates(e):
+            what = str(g.get("what", ""))
             if not what or what in marked or what not in fix:
                 continue
             applies, text = gate_status(g, versions)

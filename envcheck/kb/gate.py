@@ -95,6 +95,13 @@ def _holds(key: str, clauses: list[tuple[str, str]], probed: str) -> bool:
     return all(cmp[op](have, _parse(key, v)) for op, v in clauses)
 
 
+def entry_gates(entry: Any) -> list[Mapping[str, Any]]:
+    """The well-formed items of an entry's front matter `gates` (each a mapping with an `applies_to`
+    mapping, a `what` and an optional `note`): the one reader the CLI, reports and the site share."""
+    items = (getattr(entry, "meta", None) or {}).get("gates") or []
+    return [g for g in items if isinstance(g, Mapping) and isinstance(g.get("applies_to"), Mapping)]
+
+
 def gate_text(applies_to: Mapping[str, str]) -> str:
     """'needs torch_npu >=2.13.0, CANN >=8.5.0' ('' when ungated)."""
     parts = [f"{_LABELS.get(k, k)} {str(v).replace(',', ', ')}" for k, v in applies_to.items()]

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from envcheck.kb.entries import Entry
-from envcheck.kb.gate import gate_status, gate_text
+from envcheck.kb.gate import entry_gates, gate_status, gate_text
 from envcheck.kb.site import page_url
 from envcheck.kb.taxonomy import CATEGORIES, REQUIRED_SECTIONS
 
@@ -20,9 +20,7 @@ def gates(e: Entry, versions: Mapping[str, str | None] | None = None) -> list[di
     Each: {"what", "applies_to", "needs", "applies" (True / False / None), "text"}."""
     out = []
     items: list[tuple[str, Any]] = [("this entry", {"applies_to": e.applies_to})] if e.applies_to else []
-    for g in e.meta.get("gates") or []:
-        if isinstance(g, dict) and isinstance(g.get("applies_to"), dict):
-            items.append((str(g.get("what", "")), g))
+    items += [(str(g.get("what", "")), g) for g in entry_gates(e)]
     for what, g in items:
         applies, text = gate_status(g, versions or {})
         out.append({"what": what, "applies_to": {k: str(v) for k, v in g["applies_to"].items()},

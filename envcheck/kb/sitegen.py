@@ -190,16 +190,10 @@ def _versions_in_words(applies_to: dict) -> list[str]:
 
 def fix_gates(e: Entry) -> list[tuple[str, str, str]]:
     """Gated advice inside an entry (front matter `gates`): (what, versions in words, note)."""
-    out = []
-    for g in e.meta.get("gates") or []:
-        if isinstance(g, dict) and isinstance(g.get("applies_to"), dict) and g.get("what"):
-            words = "; ".join(_gate_words(g["applies_to"]))
-            out.append((str(g["what"]), words, str(g.get("note") or "")))
-    return out
+    from envcheck.kb.gate import entry_gates
 
-
-def _gate_words(applies_to: dict) -> list[str]:
-    return _versions_in_words(applies_to)
+    return [(str(g["what"]), "; ".join(_versions_in_words(g["applies_to"])), str(g.get("note") or ""))
+            for g in entry_gates(e) if g.get("what")]
 
 
 def gate_block(e: Entry) -> list[str]:
@@ -226,7 +220,7 @@ def entry_body(e: Entry, body: str) -> str:
         extra: list[str] = []
         if key == "symptom":
             extra = symptoms_block(e)
-        elif key == "fix" and (e.applies_to or e.meta.get("gates")):
+        elif key == "fix" and (e.applies_to or fix_gates(e)):
             extra = gate_block(e)
         return "\n".join([_heading(key), ""] + extra)
 
