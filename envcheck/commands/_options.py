@@ -109,11 +109,11 @@ def validate(args: argparse.Namespace) -> None:
 
 def _known_patterns(flag: str, values: list[str]) -> None:
     from envcheck.checks import RETIRED, all_checks
+    from envcheck.checks.registry import wanted
     from envcheck.errors import UsageError
 
     checks = all_checks()
     for v in values:
-        code = v.upper()
-        if any(c.code.startswith(code) or c.slug == v for c in checks) or any(r.code == code for r in RETIRED):
+        if any(wanted(c.code, c.slug, [v]) for c in checks) or any(r.code == v.upper() for r in RETIRED):
             continue
         raise UsageError(f"--{flag} {v}: no check has this code prefix or slug (see `envcheck list`)")
