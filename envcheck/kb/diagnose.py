@@ -57,6 +57,7 @@ HOWTO_TAGS = frozenset({"checklist", "preflight"})  # bringup-checklist, preflig
 LIKELY_LIMIT = 3  # entries the fallback proposes
 LIKELY_LINES = 12  # error lines the fallback reads (the first ones: the cascade comes later)
 LENGTH_NORM = 0.5
+CONTEXT_LINES = 40  # error and symptom lines read to break ties between equally evidenced entries
 MIN_IDF = 1.0  # a word in a larger share of the entries than this idf says nothing about any of them
 LINE_WORDS = 1  # distinct words an entry must share with one error line to get credit from it
 CATEGORY_WORDS = 0.8  # weight of the category words a described symptom adds to its line's query
@@ -429,6 +430,40 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
     return out
 
 
+def context_scores(events: list[LineEvent], kb_root: Path, ids: set[str]) -> dict[str, float]:
+    """How much the input's error and symptom lines speak of each entry in `ids` (kb search index, idf-weighted,
+    length-normalised): breaks ties between entries with the same evidence on the same line — a code that two
+    entries list, or one line two patterns match — in favour of the entry whose words surround the failure
+    (a Ray cluster named next to a device-count error; NumPy named next to an init failure)."""
+    from envcheck.kb.search import load_index
+
+    if len(ids) < 2 or not events:
+        return {}
+    try:
+        idx = load_index(kb_root)
+    except OSError:
+        return {}
+    entries, postings = idx["entries"], idx["postings"]
+    want = {i for i, e in enumerate(entries) if e["id"] in ids}
+    n = max(len(entries), 1)
+    norms = _entry_norms(idx)
+    got: dict[int, float] = {}
+    seen: set[str] = set()
+    for ev in events[:CONTEXT_LINES]:
+        for tok, sim in query_terms(_query_text(ev.text), postings, ev.symptoms):
+            plist = postings.get(tok)
+            if tok in seen or not plist or (len(tok) < 3 and tok.isascii()) or tok.isdigit():
+                continue
+            seen.add(tok)  # a word counts once however many lines repeat it
+            idf = math.log(1.0 + n / len(plist))
+            if idf < MIN_IDF:
+                continue
+            for i, w in plist:
+                if i in want:
+                    got[i] = got.get(i, 0.0) + sim * idf * w / norms[i]
+    return {entries[i]["id"]: sc for i, sc in got.items()}
+
+
 def hints_from_symptoms(symptoms: list[LineEvent], hints: dict[str, float]) -> None:
     """Add the categories of described symptoms to `hints` (category -> weight up to 1): each category once,
     at SYMPTOM_HINT, half what a specific error code weighs, since what people see is often a consequence
@@ -635,6 +670,8 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
             eh = EntryHits(eid, count=1, quality=(ev.severity, 0, -1), pos=ev.pos)
             eh.first.append(_hit(ev))
             hits.append((eh, "likely"))
+    ctx = context_scores(list(result.errors) + list(result.symptoms), Path(kb_root or resources.kb_dir()),
+                         {eh.entry_id for eh, conf in hits if conf != "likely"})
     ff = first_failure(result, roots or [])
     cause: set[str] = set()
     if ff and matcher is not None:
@@ -647,7 +684,9 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
         eh, conf = item
         k = eh.sort_key()
         if conf == "likely":
-            k = k[:4] + (True, order[id(eh)])
+            k = k[:4] + (True, (0, 0), 0.0, order[id(eh)])
+        else:  # the same evidence on the same line: the entry the rest of the input speaks of comes first
+            k = k[:6] + (-ctx.get(eh.entry_id, 0.0),) + k[6:]
         return (eh.severity == SEV_BENIGN, is_howto(kb.get(eh.entry_id)), eh.entry_id not in cause) + k
 
     hits.sort(key=key)
