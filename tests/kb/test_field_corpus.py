@@ -68,7 +68,7 @@ def load(path: Path) -> dict:
 @pytest.fixture(scope="module")
 def outcomes() -> dict[str, list[tuple[str, bool, bool | None]]]:
     """split -> [(file, category right, entry in top 3 or None when the label has no entry)]."""
-    out: dict[str, list] = {"dev": [], "eval": [], "eval-cited": []}
+    out: dict[str, list] = {"dev": [], "eval": [], "eval-cited": [], "eval-from-text": []}
     cited = cited_threads()
     with tempfile.TemporaryDirectory() as tmp:
         for path in FILES:
@@ -83,6 +83,8 @@ def outcomes() -> dict[str, list[tuple[str, bool, bool | None]]]:
             if half == "eval" and not independent(str(d["thread"]), cited):
                 half = "eval-cited"  # a kb entry cites the thread: not counted in the eval figures
             out[half].append((path.name, top_cat == d["category"], in_top3))
+            if half == "eval" and str(d.get("from_text", "")) == "yes":
+                out["eval-from-text"].append((path.name, top_cat == d["category"], in_top3))
     return out
 
 
@@ -100,6 +102,7 @@ def test_corpus_is_well_formed():
         d = load(path)
         for key in ("source", "thread", "category", "cause", "text"):
             assert d.get(key), f"{path.name}: missing {key}"
+        assert d.get("from_text") in (None, "yes", "partly", "no"), f"{path.name}: from_text {d.get('from_text')!r}"
         assert d["category"] in CATEGORIES, path.name
         if d.get("entry"):
             e = kb.get(d["entry"])
@@ -115,6 +118,10 @@ def test_figures_on_both_halves(outcomes):
         cat, n, top3, nl = figures(outcomes[half])
         print(f"\nfield corpus {half}: top category right {cat}/{n} = {cat / max(n, 1):.0%}; "
               f"expected entry in top 3 {top3}/{nl} = {top3 / max(nl, 1):.0%}")
+    cat, n, top3, nl = figures(outcomes["eval-from-text"])
+    print(f"field corpus eval, only excerpts whose category an expert reads from the text alone (from_text: yes): "
+          f"top category right {cat}/{n} = {cat / max(n, 1):.0%}; expected entry in top 3 {top3}/{nl} = "
+          f"{top3 / max(nl, 1):.0%}")
     print(f"eval excerpts left out because a kb entry cites their thread: "
           f"{sorted(name for name, _, _ in outcomes['eval-cited'])}")
     cat, n, top3, nl = figures(outcomes["eval"])
