@@ -36,7 +36,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((comp, re.compile(rx, re
     # torch / pytorch (not torchvision, torch_npu, torch.npu, `Ascend Extension for PyTorch 6.0.rc1`)
     ("torch", _NB + r"(?<!for )(?<!Extension )(?:py)?torch(?![-_ ]?npu)" + r"(?:" + _SEP + r"|-|)" + _VER + _END),
     # python: "Python 3.10.12", "python： 3.11", "Python-3.8.10", `python3.11 -m`, .../lib/python3.10/site-packages
-    ("python", _NB + r"python(?:" + _SEP + r"|-|)" + r"(?P<v>[23]\.\d{1,2}(?:\.\d{1,2})?)" + _END),
+    ("python", _NB + r"python(?:" + _SEP + r"|-)" + r"(?P<v>[23]\.\d{1,2}(?:\.\d{1,2})?)" + _END),
+    ("python", _NB + r"python(?P<v>3\.\d{1,2})(?=[ \t]|$)"),  # a command: `python3.11 -m pip` (not GE(1,python3.7))
     ("python", r"/python(?P<v>3\.\d{1,2})/(?:site|dist)-packages/"),
     ("python", r"\bcp3(?P<v>1\d|[6-9])-cp3\d"),  # a wheel's tag: cp310 -> 3.10 (handled in _normalise)
     # an image tag: 0.8.5rc1-torch_npu2.5.1-cann8.1.rc1-python3.10-oe2203lts
@@ -54,7 +55,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((comp, re.compile(rx, re
     ("firmware", _NB + r"(?:npu[-_ ]?firmware|firmware|固件(?:版本)?)(?:" + _SEP + r"|[-_]|)" + _VER + _END),
     ("mindspore", _NB + r"mindspore(?:" + _SEP + r"|-|)" + _VER + _END),
     # chips: Ascend910B3, 910B, 昇腾910A, 910ProB, 310P3, 910_93
-    ("chip", r"(?<![A-Za-z0-9_.\-/])(?:Ascend[ -]?|昇腾)?(?P<v>910(?:B[1-4]?|A|ProA|ProB|PremiumA|_93|C)|310P[13]?)"
+    ("chip", r"(?<![A-Za-z0-9_.\-/])(?:Ascend[ -]?|昇腾)?(?P<v>910(?:B[1-4]?C?|A|ProA|ProB|PremiumA|_93|C)|310P[13]?)"
              r"(?![A-Za-z0-9_])"),
     ("arch", r"(?<![A-Za-z0-9_])(?P<v>aarch64|x86_64)(?![A-Za-z0-9_])"),
 ))
@@ -99,13 +100,11 @@ def _normalise(comp: str, ver: str, rx: re.Pattern[str]) -> str | None:
 
 
 def _same(a: str, b: str) -> bool:
-    """One version written twice: 2.1.0 and 2.1.0+cpu, 2.2 and 2.2.0, 8.0.RC1 and 8.0.rc1."""
-    x, y = a.split("+")[0].lower(), b.split("+")[0].lower()
-    if x == y:
-        return True
-    xs, ys = x.split("."), y.split(".")
-    short, long_ = (xs, ys) if len(xs) < len(ys) else (ys, xs)
-    return long_[:len(short)] == short and all(p == "0" for p in long_[len(short):])
+    """One version written twice, once less precisely: 2.1.0 and 2.1.0+cpu, 2.2 and 2.2.0, Python 3.11 and
+    3.11.10, 8.0.RC1 and 8.0.rc1."""
+    xs, ys = a.split("+")[0].lower().split("."), b.split("+")[0].lower().split(".")
+    n = min(len(xs), len(ys))
+    return xs[:n] == ys[:n]
 
 
 def line_claims(line: str) -> list[tuple[str, str]]:
