@@ -103,3 +103,23 @@ def test_cli_json_carries_the_versions_match():
     assert (m["id"], m["confidence"]) == ("torch-npu-torch-mismatch", "versions")
     assert "needs torch 2.8.0" in m["reason"]
     assert [h["line"] for h in m["lines"]] == [1, 2]
+
+
+def test_markdown_and_junit_show_the_layer_and_why(tmp_path):
+    log = _paste(tmp_path, MISMATCH)
+    md = subprocess.run([sys.executable, "-m", "envcheck", "diagnose", "--format", "markdown", log],
+                        capture_output=True, text=True, timeout=120).stdout
+    assert "| 1 | `torch-npu-torch-mismatch`:" in md and "| version-mismatch | versions | 2 |" in md
+    assert "**Why:** torch 2.12.0 with torch_npu 2.8.0.post1: " in md
+    xml = subprocess.run([sys.executable, "-m", "envcheck", "diagnose", "--format", "junit", log],
+                         capture_output=True, text=True, timeout=120).stdout
+    assert "kb: torch-npu-torch-mismatch (confidence: versions)" in xml and ">why: torch 2.12.0" in xml
+
+
+def test_a_judge_that_fails_is_a_note_not_the_end(tmp_path):
+    def broken(claims):
+        raise ValueError("matrix.yaml: bad")
+
+    r = diagnose([_paste(tmp_path, MISMATCH)], judge_versions=broken)
+    assert any("stated versions could not be judged (ValueError: matrix.yaml: bad)" in n for n in r.notes)
+    assert r.matches and all(m.confidence != "versions" for m in r.matches)
