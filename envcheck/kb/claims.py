@@ -65,6 +65,8 @@ _MAJOR = {"torch": range(1, 4), "torch_npu": range(1, 4), "python": range(2, 4),
           "cann": range(1, 10), "driver": range(20, 30), "firmware": range(1, 30)}
 _CUDA = re.compile(r"(?:cuda|cudnn|nvcc|rocm)[ \t/]*$", re.I)  # "CUDA/CANN 11.8": the version is CUDA's
 _RANGE_BEFORE = re.compile(r"[<>~!]=?\s*$")
+# what another package requires (pip's "x 1.0 requires torch==2.1.0, but you have torch 2.3.1", "depends on")
+_REQUIRES = re.compile(r"(?:\brequires|\bdepends on|\bhas requirement|依赖|需要)\s*$", re.I)
 
 
 @dataclass(frozen=True)
@@ -109,9 +111,14 @@ def _same(a: str, b: str) -> bool:
 
 def line_claims(line: str) -> list[tuple[str, str]]:
     """(component, version) pairs one line states, in order."""
+    return [(comp, ver) for comp, ver, _ in _line_claims(line)]
+
+
+def _line_claims(line: str) -> list[tuple[str, str, bool]]:
+    """(component, version, a requirement: "x requires torch==2.1.0") one line states, in order."""
     if len(line) > MAX_LINE:
         return []
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str, bool]] = []
     taken: list[tuple[int, int]] = []
     for comp, rx in _RULES:
         for m in rx.finditer(line):
@@ -125,26 +132,32 @@ def line_claims(line: str) -> list[tuple[str, str]]:
             if ver is None:
                 continue
             taken.append((m.start(), m.end()))
-            out.append((comp, ver))
+            out.append((comp, ver, bool(_REQUIRES.search(line[max(0, m.start() - 40):m.start()]))))
     return out
 
 
 def stated_versions(text: str, limit: int = HEAD_BYTES) -> dict[str, Claim]:
-    """component -> Claim for every component the first `limit` characters of `text` state."""
-    found: dict[str, list[tuple[str, int, str]]] = {}
+    """component -> Claim for every component the first `limit` characters of `text` state.
+
+    A version another package requires ("vllm 0.6.6 requires torch==2.5.1, but you have torch 2.2.0")
+    is what that package wants, not what is installed: it counts only when the text states no other
+    version of the component."""
+    found: dict[str, list[tuple[str, int, str, bool]]] = {}
     for n, line in enumerate(text[:limit].splitlines(), 1):
-        for comp, ver in line_claims(line):
+        for comp, ver, req in _line_claims(line):
             seen = found.setdefault(comp, [])
-            for i, (v, ln, tx) in enumerate(seen):
+            for i, (v, ln, tx, r) in enumerate(seen):
                 if _same(v, ver):
                     if len(ver) > len(v) and "+" not in ver:  # 2.2 then 2.2.0: keep the fuller spelling
-                        seen[i] = (ver, ln, tx)
+                        v = ver
+                    seen[i] = (v, ln, tx, r and req)
                     break
             else:
-                seen.append((ver, n, line.strip()[:300]))
+                seen.append((ver, n, line.strip()[:300], req))
     out: dict[str, Claim] = {}
     for comp, seen in found.items():
-        (v, ln, tx), rest = seen[0], tuple(seen[1:])
+        stated = [x for x in seen if not x[3]] or seen
+        (v, ln, tx, _), rest = stated[0], tuple(x[:3] for x in stated[1:])
         out[comp] = Claim(comp, v, ln, tx, rest)
     return out
 

@@ -155,3 +155,14 @@ def test_hostile_head_parses_fast():
     t = time.perf_counter()
     stated_versions(text)
     assert time.perf_counter() - t < 2.0
+
+
+def test_a_required_version_yields_to_the_installed_one():
+    # pip's conflict message, verbatim from a public README (find_string "which is incompatible.")
+    got = stated_versions("vllm 0.6.6 requires torch==2.5.1, but you have torch 2.2.0a0+git8ac9b20 which is "
+                          "incompatible.\n")
+    assert got["torch"].version == "2.2.0a0+git8ac9b20" and not got["torch"].ambiguous
+    got = stated_versions("ERROR: torch-npu 2.1.0.post3 requires torch==2.1.0, but you have torch 2.3.1\n")
+    assert (got["torch"].version, got["torch_npu"].version) == ("2.3.1", "2.1.0.post3")
+    # only a requirement stated: it is what there is (flagos-ai/sglang-plugin-FL#14 style "requires torch==")
+    assert stated_versions("sglang 0.5.11 requires torch==2.12.0\n")["torch"].version == "2.12.0"
