@@ -395,7 +395,8 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
     k = 0
     # messages first (`XxxError: ...`, `[ERROR] ...`, CANN `EI0006: ...`), each group in time order;
     # Python source lines of a traceback (`raise ValueError(`, `File "...", line 3`) are no query
-    errors = [ev for ev in errors if not _SOURCE_LINE.search(ev.text)]
+    messages = [ev for ev in errors if not _SOURCE_LINE.search(ev.text)]
+    errors = messages or errors  # a traceback cut before its message: its source lines are all there is
     errors = [ev for ev in errors if ev.symptoms or not _INTRO.match(ev.text)]
     errors.sort(key=lambda ev: (not (ev.symptoms or (_MESSAGE.search(ev.text) and not _ANNOUNCES.search(ev.text))),
                                 ev.pos))

@@ -39,3 +39,16 @@ def test_context_never_lifts_weaker_evidence(tmp_path):
     r = run(tmp_path, text)
     assert r.matches and r.matches[0].confidence == "matched"
     assert r.matches[0].category == "env-not-loaded"
+
+
+def test_a_traceback_cut_before_its_message_is_still_read(tmp_path):
+    # the paste stops at the `raise` line: the source lines are all the evidence there is (written for this test)
+    text = ("Traceback (most recent call last):\n"
+            '  File "pretrain.py", line 9, in <module>\n'
+            '    dist.init_process_group("hccl")\n'
+            '  File "/opt/venv/lib/python3.10/site-packages/torch/distributed/rendezvous.py", line 166, in '
+            "_env_rendezvous_handler\n"
+            '    raise _env_error("WORLD_SIZE")\n')
+    r = run(tmp_path, text)
+    assert r.matches, "no entry for a traceback whose message was cut off"
+    assert r.matches[0].category == "rank-config", ids(r)
