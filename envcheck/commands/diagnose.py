@@ -11,8 +11,9 @@ Binary files are skipped with a note; lines longer than --max-line bytes are cut
 (small) input has its hard-wrapped lines joined first.
 
 Each entry says how it was found: matched (a kb pattern), code (an error code the dictionary or
-the entry links to it; `envcheck explain CODE` says what a code means) or likely (closest to the
-error lines when nothing specific matched). Errors rank above warnings, known-harmless warnings
+the entry links to it; `envcheck explain CODE` says what a code means), message (an error line
+torch_npu, op-plugin or vllm-ascend prints, which the message catalogue links to the entry) or likely
+(closest to the error lines when nothing specific matched). Errors rank above warnings, known-harmless warnings
 are marked benign and come last, and how-to entries never above a diagnosis. Given several ranks
 (a directory of per-rank logs or plog folders, or one log with [rankN]: prefixes) it names the
 rank that failed first and the ranks that only timed out waiting for it.

@@ -375,8 +375,9 @@ def render_diagnose(result: DiagnoseResult, verbose: bool = False, color: bool =
                    f"in {where}; the closest kb entries (likely):")
     elif real:
         n = len(real)
-        how = {c: sum(1 for m in real if m.get("confidence") == c) for c in ("matched", "code", "likely")}
-        detail = ", ".join(f"{v} {'by error code' if c == 'code' else c}" for c, v in how.items() if v)
+        how = {c: sum(1 for m in real if m.get("confidence") == c) for c in ("matched", "code", "message", "likely")}
+        label = {"code": "by error code", "message": "by known message"}
+        detail = ", ".join(f"{v} {label.get(c, c)}" for c, v in how.items() if v)
         out.append(f"envcheck diagnose: {n} matching kb entr{'ies' if n != 1 else 'y'} in {where}"
                    + (f" ({detail})" if how["matched"] != n else ""))
     elif errors or d["codes"] or d["unknown_codes"]:
