@@ -395,8 +395,8 @@ def normalise(msg: str) -> str:
 def distinctive(template: str) -> bool:
     lit = " ".join(chunks(template))
     words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9_]{2,}", lit)} - STOP
-    return len(lit) >= MIN_LITERAL and len(words) >= MIN_WORDS and not GENERIC.search(lit) \
-        and bool([k for k in key_words(template) if k.lower() not in STOP])
+    return (sum(len(c) for c in chunks(template)) >= MIN_LITERAL and len(words) >= MIN_WORDS
+            and not GENERIC.search(lit) and bool([k for k in key_words(template) if k.lower() not in STOP]))
 
 
 def categorise(source: str, path: str, template: str) -> str | None:
