@@ -27,9 +27,9 @@ GENERIC messages many causes share), and one with no whole word to index it by. 
 printed from several files, as op-plugin's opapi and aclops copies do) are kept once, at the first origin.
 
 `entries` names the kb entries that treat a message: an entry whose pattern matches the template (placeholders
-filled with a sample value), or one of whose pattern examples is an instance of the template. When those entries
-share one category it replaces the origin's (the kb's diagnosis of that very message is more specific); when they
-span several, the message is too general to name an entry and keeps none.
+filled with a sample value), or one of whose pattern examples or Symptom lines is an instance of the template.
+When those entries share one category it replaces the origin's (the kb's diagnosis of that very message is more
+specific); when they span several, the message is too general to name an entry and keeps none.
 """
 from __future__ import annotations
 
@@ -74,7 +74,8 @@ SOURCES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "op_plugin": ("Ascend/op-plugin", ("op_plugin/",), ("HEAD", "6.0.0")),
     "vllm_ascend": ("vllm-project/vllm-ascend", ("vllm_ascend/", "csrc/"), ("HEAD", "v0.9.1", "v0.7.3")),
 }
-SKIP_PATH = re.compile(r"(^|/)(tests?|docs?|examples?|benchmarks?)(/|$)|_test\.py$|(^|/)test_[^/]*$")
+# tests, docs, examples and build tooling (vllm-ascend's csrc/cmake, csrc/scripts) print nothing a user's run does
+SKIP_PATH = re.compile(r"(^|/)(tests?|docs?|examples?|benchmarks?|cmake|scripts)(/|$)|_test\.py$|(^|/)test_[^/]*$")
 
 # (source id, path regex, category or None). First match wins. None: the subsystem says nothing definite
 # (only a keyword override can give its messages a category).
@@ -425,10 +426,10 @@ def kb_entries_for(records: list[dict]) -> None:
     found: dict[int, set[str]] = {}
     pos = {id(m): i for i, m in enumerate(msgs)}
     for e in kb.entries:
-        for p in e.patterns:
-            for ex in p.examples:
-                for hit in book.lookup(ex):
-                    found.setdefault(pos[id(hit.message)], set()).add(e.id)
+        # the entry's pattern examples and the lines of its Symptom section (where entries quote the message)
+        for ex in [x for p in e.patterns for x in p.examples] + e.section("Symptom").splitlines():
+            for hit in book.lookup(ex):
+                found.setdefault(pos[id(hit.message)], set()).add(e.id)
     cat_of = {e.id: e.category for e in kb.entries}
     for i, r in enumerate(records):
         sample = re.sub(r"\{\}", "1", r["template"])
