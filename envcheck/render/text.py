@@ -19,7 +19,7 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
-from envcheck.kb.diagnose import DiagnoseResult
+from envcheck.kb.diagnose import CONFIDENCES, DiagnoseResult
 from envcheck.model import SECTIONS, Finding, Report, Status
 from envcheck.termsafe import escape_controls
 
@@ -375,7 +375,7 @@ def render_diagnose(result: DiagnoseResult, verbose: bool = False, color: bool =
                    f"in {where}; the closest kb entries (likely):")
     elif real:
         n = len(real)
-        how = {c: sum(1 for m in real if m.get("confidence") == c) for c in ("matched", "code", "message", "likely")}
+        how = {c: sum(1 for m in real if m.get("confidence") == c) for c in CONFIDENCES}
         label = {"code": "by error code", "message": "by known message"}
         detail = ", ".join(f"{v} {label.get(c, c)}" for c, v in how.items() if v)
         out.append(f"envcheck diagnose: {n} matching kb entr{'ies' if n != 1 else 'y'} in {where}"
