@@ -214,3 +214,72 @@ def test_a_specific_pattern_match_leaves_messages_out(tmp_path: Path):
     r = diagnose([str(log)])
     assert r.matches[0].id == "fork-npu-reinit" and r.matches[0].confidence == "matched"
     assert all(m.confidence != "message" for m in r.matches)
+
+
+# --------------------------------------------------------------------------------------------- the generator
+
+def _script():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "extract_messages.py"
+    spec = importlib.util.spec_from_file_location("extract_messages", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_generator_reads_cpp_message_macros():
+    x = _script()
+    src = '''
+    #define TORCH_NPU_WARN(...) do {} while (0)
+    TORCH_CHECK(ret == ACL_SUCCESS, "Failed to empty NPU task queue, ret:", ret, PTA_ERROR(ErrCode::INTERNAL));
+    TORCH_CHECK((output_size.size() == 2), "adaptive_avg_pool2d: output size must be 2." + OPS_ERROR(ErrCode::PARAM));
+    ASCEND_LOGE("Custom hand fail! name=%s, ret=%d", cur_paras->opType, ret);  // a comment, "quoted"
+    TORCH_NPU_WARN_ONCE("The oprator of ", op, " is executed, Currently High Accuracy");
+    auto retmsg = std::string("NPU out of memory. Tried to allocate ") + format_size(n) + " (NPU " +
+        std::to_string(device) + "; total capacity)";
+    '''
+    got = [(x.normalise(m), level) for m, level, _ in x.cpp_messages(src)]
+    assert ("NPU out of memory. Tried to allocate {} (NPU {}; total capacity)", "error") in \
+        [(g.lstrip("{}"), lv) for g, lv in got]
+    assert ("Failed to empty NPU task queue, ret:{}", "error") in got
+    assert ("adaptive_avg_pool2d: output size must be 2.", "error") in got
+    assert ("Custom hand fail! name={}, ret={}", "error") in got
+    assert ("The oprator of {} is executed, Currently High Accuracy", "warning") in got
+    assert len(got) == 5  # not the #define
+
+
+def test_generator_reads_python_raises_warnings_and_logger_calls():
+    x = _script()
+    src = '''
+import warnings
+def f(device, n):
+    if n:
+        raise RuntimeError(f"Cannot re-initialize NPU {device} in forked subprocess." + pta_error(ErrCode.UNAVAIL))
+    warnings.warn("torch_npu.npu.memory_cached has been renamed to %s" % n)
+    logger.warning("HCCL communicator for group %s could not be created after %d tries", n, 3)
+    logger.info("not a message: info level")
+    raise ValueError(msg)
+'''
+    got = {(x.normalise(m), level) for m, level, _ in x.py_messages(src)}
+    assert got == {("Cannot re-initialize NPU {} in forked subprocess.", "error"),
+                   ("torch_npu.npu.memory_cached has been renamed to {}", "warning"),
+                   ("HCCL communicator for group {} could not be created after {} tries", "warning")}
+
+
+def test_generator_categorises_by_origin_then_by_what_the_message_states():
+    x = _script()
+    assert x.categorise("torch_npu", "torch_npu/csrc/core/npu/NPUCachingAllocator.cpp",
+                        "Could not find pool of id {} in the graph pools") == "out-of-memory"
+    assert x.categorise("torch_npu", "torch_npu/csrc/distributed/ProcessGroupHCCL.cpp",
+                        "HCCL communicator could not be created for group {}") == "hccl-init"
+    assert x.categorise("torch_npu", "torch_npu/csrc/distributed/ProcessGroupHCCL.cpp",
+                        "Watchdog caught collective operation timeout: {}") == "hccl-timeout"
+    assert x.categorise("op_plugin", "op_plugin/ops/opapi/AddKernelNpuOpApi.cpp",
+                        "the op will be executed on CPU because {}") == "cpu-fallback"
+    assert x.categorise("torch_npu", "torch_npu/_inductor/codegen/triton.py", "some inductor message here") is None
+    assert not x.distinctive("Expected all tensors to be on the same device, but found {} and {}")
+    assert not x.distinctive("invalid value {}")
+    assert not x.distinctive("{}:{}:{} NPU function error: {}, error code is {}")
+    assert x.distinctive("Failed to find function {}, maybe you cann version is too low")
