@@ -13,7 +13,9 @@ Binary files are skipped with a note; lines longer than --max-line bytes are cut
 Each entry says how it was found: matched (a kb pattern), code (an error code the dictionary or
 the entry links to it; `envcheck explain CODE` says what a code means), versions (the versions the
 input states, e.g. "torch 2.12.0" / "torch_npu 2.8.0.post1" / "CANN 8.0.RC1" or a pip list, fail a
-compatibility check against the matrix, as `envcheck matrix check` would; shown with why) or likely
+compatibility check against the matrix, as `envcheck matrix check` would; shown with why), message
+(an error line torch_npu, op-plugin or vllm-ascend prints, which the message catalogue links to the
+entry) or likely
 (closest to the error lines when nothing specific matched). Errors rank above warnings, known-harmless warnings
 are marked benign and come last, and how-to entries never above a diagnosis. Given several ranks
 (a directory of per-rank logs or plog folders, or one log with [rankN]: prefixes) it names the

@@ -18,7 +18,10 @@ Matching is layered (each `Match` says which layer found it in `confidence`):
    (envcheck/plan/stated.py `diagnose_report` is what `envcheck diagnose` runs). A definite mismatch ranks
    below pattern and code matches and above the rest; a mere warning after everything else but benign
    warnings; a stack the matrix judges fine, or one stated twice with different versions, adds nothing;
-4. ``likely``: when nothing specific matched but error lines exist, the kb entries closest to
+4. ``message``: when nothing specific matched, an error line that is an instance of a message torch_npu,
+   op-plugin or vllm-ascend prints (the catalogue envcheck/kb/messages.yaml) names the kb entries that treat
+   that message, and the category of the subsystem that prints it is favoured below, as a code's is;
+5. ``likely``: when nothing specific matched but error lines exist, the kb entries closest to
    those lines by the kb search index (envcheck/kb/search.py), earlier lines weighing more; in a
    pasted report also the lines that describe a symptom in words (match.SYMPTOMS: "slow", "loss
    becomes NaN", "running on the CPU", 显存不足 ...), whose taxonomy category is favoured, as the
@@ -61,7 +64,7 @@ from envcheck.kb.match import (
 from envcheck.version import __version__
 
 SCHEMA_VERSION = 1
-CONFIDENCES = ("matched", "code", "versions", "likely")
+CONFIDENCES = ("matched", "code", "versions", "message", "likely")
 CLAIMS_TOTAL = 256 * 1024  # bytes of all inputs together read for stated versions (the heads of the first ones)
 HOWTO_CATEGORIES = frozenset({"migration"})
 HOWTO_TAGS = frozenset({"checklist", "preflight"})  # bringup-checklist, preflight-allreduce-selfcheck
@@ -73,6 +76,8 @@ MIN_IDF = 1.0  # a word in a larger share of the entries than this idf says noth
 LINE_WORDS = 1  # distinct words an entry must share with one error line to get credit from it
 CATEGORY_WORDS = 0.8  # weight of the category words a described symptom adds to its line's query
 SYMPTOM_HINT = 0.5  # weight of a described symptom's category, relative to a specific error code's (1.0)
+MESSAGE_HINT = 0.5  # weight of the category of a known message's subsystem (kb/messages.py), as SYMPTOM_HINT
+MESSAGE_LINES = 200  # error lines looked up in the message catalogue (the first ones)
 CODE_HINT = 1.0  # a category that specific codes or described symptoms point to outranks word matches (x top)
 _READ_PIECE = 1 << 16  # bytes per read from a file or a gzip stream (a failing read loses at most this)
 
@@ -94,7 +99,8 @@ class Match:
     page: str
     confidence: str = "matched"
     """matched (a kb pattern), code (an error code linked to the entry), versions (the versions the input
-    states fail a compatibility check that links the entry), likely (closest by search)"""
+    states fail a compatibility check that links the entry), message (a known message naming the entry:
+    kb/messages.py), likely (closest by search)"""
     severity: str = "error"
     """of the best line it was seen on: error, plain, warning, benign (a known-harmless warning)"""
     codes: tuple[str, ...] = ()
@@ -505,6 +511,49 @@ def hints_from_symptoms(symptoms: list[LineEvent], hints: dict[str, float]) -> N
         hints[cat] = min(1.0, hints.get(cat, 0.0) + w)
 
 
+def message_hits(errors: list[LineEvent]) -> list[tuple[LineEvent, Any]]:
+    """(line, its most specific catalogue message) for the first MESSAGE_LINES error lines that are an
+    instance of a message torch_npu / op-plugin / vllm-ascend prints (envcheck/kb/messages.py)."""
+    from envcheck.kb.messages import MessageBookError, load_messages
+
+    try:
+        book = load_messages()
+    except MessageBookError:
+        return []
+    out = []
+    for ev in errors[:MESSAGE_LINES]:
+        found = book.lookup(ev.text)
+        if found:
+            out.append((ev, found[0].message))
+    return out
+
+
+def hints_from_messages(known: list[tuple[LineEvent, Any]], hints: dict[str, float]) -> None:
+    """Add the categories of the known messages' subsystems to `hints`: each category once, at MESSAGE_HINT,
+    the first message line weighing most (the cause comes before its cascade). A timeout line gives none: it
+    says where a rank waited, which is what every cause of a stall ends in (as in `first_failure`)."""
+    got: dict[str, float] = {}
+    for k, (_ev, msg) in enumerate([(ev, msg) for ev, msg in known if not ev.timeout]):
+        got[msg.category] = max(got.get(msg.category, 0.0), MESSAGE_HINT / (1.0 + 0.5 * k))
+    for cat, w in got.items():
+        hints[cat] = min(1.0, hints.get(cat, 0.0) + w)
+
+
+def message_entries(known: list[tuple[LineEvent, Any]], kb: Any, exclude: set[str]) -> list[EntryHits]:
+    """The kb entries the known messages name (confidence `message`), at the first line naming each."""
+    out: dict[str, EntryHits] = {}
+    for ev, msg in known:
+        for eid in msg.entries:
+            if eid in exclude or kb.get(eid) is None:
+                continue
+            eh = out.get(eid)
+            if eh is None:
+                eh = out[eid] = EntryHits(eid, quality=(ev.severity, 0, 0), pos=ev.pos)
+                eh.first.append(_hit(ev))
+            eh.count += 1
+    return list(out.values())
+
+
 def query_terms(text: str, postings: dict[str, Any] | None = None,
                 categories: tuple[str, ...] = ()) -> list[tuple[str, float]]:
     """The index tokens of one line with their weight: its own tokens (1.0; a plural the index lacks as
@@ -691,6 +740,11 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
         if hints:
             hints = {cat: n / max(hints.values()) for cat, n in hints.items()}
         hints_from_symptoms(result.symptoms, hints)
+        said = message_hits(result.errors)
+        hints_from_messages(said, hints)
+        for eh in message_entries(said, kb, matched_ids):
+            hits.append((eh, "message"))
+            matched_ids.add(eh.entry_id)
         queries = list(result.errors)
         queried = {(ev.source, ev.line) for ev in queries}
         queries += [ev for ev in result.symptoms if (ev.source, ev.line) not in queried]

@@ -376,7 +376,7 @@ def render_diagnose(result: DiagnoseResult, verbose: bool = False, color: bool =
     elif real:
         n = len(real)
         how = {c: sum(1 for m in real if m.get("confidence") == c) for c in CONFIDENCES}
-        words = {"code": "by error code", "versions": "by the stated versions"}
+        words = {"code": "by error code", "versions": "by the stated versions", "message": "by known message"}
         detail = ", ".join(f"{v} {words.get(c, c)}" for c, v in how.items() if v)
         out.append(f"envcheck diagnose: {n} matching kb entr{'ies' if n != 1 else 'y'} in {where}"
                    + (f" ({detail})" if how["matched"] != n else ""))

@@ -1,0 +1,503 @@
+#!/usr/bin/env python3
+"""Extract the error and warning messages of torch_npu, op-plugin and vllm-ascend into envcheck/kb/messages.yaml.
+
+Usage (needs local bare git mirrors; reads HEAD of each, never builds or runs their code; not run by tests):
+
+    PYTHONPATH=$PWD python scripts/extract_messages.py [--mirrors /work/.mirror] [--out envcheck/kb/messages.yaml]
+
+Mirrors are ``<mirrors>/<owner>+<name>/repo`` (bare). For each source repo at its HEAD commit it reads:
+
+* C++ (``.cpp .h .hpp .cc``): the message arguments of TORCH_CHECK / TORCH_CHECK_WITH / AT_ERROR /
+  TORCH_NPU_WARN(_ONCE) / TORCH_WARN(_ONCE) / ASCEND_LOGE / ASCEND_LOGW, and a message built into a variable
+  named *msg* / *message* first (the allocator's "NPU out of memory" is). c10::str-style arguments are
+  concatenated (string literals are text, any other expression is a ``{}`` placeholder); the printf format of
+  ASCEND_LOG* has its conversions (%s, %d, ...) turned into ``{}``; PTA_ERROR(...) / OPS_ERROR(...) and the
+  like are dropped (they append torch_npu's ``ERRxxxxx`` code line, which the error-code dictionary reads).
+* Python: ``raise XxxError(msg)``, ``warnings.warn(msg)`` and ``<logger>.error/warning/warn/exception/critical
+  (msg)`` where msg is a literal, an f-string, ``"..." % x``, ``"...".format(x)`` or a ``+`` of those.
+
+A template keeps only the message's first line (what a log shows on the error line), whitespace-collapsed and
+cut at MAX_TEMPLATE characters. Category: by ORIGIN (the ORIGINS table below: the file that prints a message
+says which subsystem failed), then KEYWORDS overrides where the message itself states another category
+unambiguously ("out of memory", "will be executed on CPU", a timeout in the communicator). Decision on what is
+left out: a message whose origin maps to no category and that no keyword claims is dropped (a catalogue record
+always makes a category claim); so is a message too short or too generic to identify anything (fewer than
+MIN_LITERAL literal characters or MIN_WORDS distinctive words once placeholders are removed, or one of the
+GENERIC messages many causes share), and one with no whole word to index it by. Duplicates (the same template
+printed from several files, as op-plugin's opapi and aclops copies do) are kept once, at the first origin.
+
+`entries` names the kb entries that treat a message: an entry whose pattern matches the template (placeholders
+filled with a sample value), or one of whose pattern examples or Symptom lines is an instance of the template.
+When those entries share one category it replaces the origin's (the kb's diagnosis of that very message is more
+specific); when they span several, the message is too general to name an entry and keeps none.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import yaml
+
+from envcheck.kb.messages import chunks, key_words
+from envcheck.kb.taxonomy import CATEGORY_IDS
+
+MAX_TEMPLATE = 240
+MIN_LITERAL = 20
+MIN_WORDS = 3
+STOP = frozenset("""a an the is are was were be been to of in on for at by with from and or not no but if it its this
+that these those as into than then so can cannot could should must may will would has have had do does did got get
+expected expect value values tensor tensors input inputs output outputs type types dtype size sizes shape shapes dim
+dims argument arguments param params parameter parameters only all any one two which when while use used using
+please support supported supports unsupported invalid valid error failed fail true false none null other current
+equal greater less than number num must now also""".split())
+# messages many different causes print: kept out (they would claim a category they do not identify)
+# (searched in the literal text, chunks joined by spaces): the same-device check PyTorch and torch_npu both make,
+# bare "unsupported dtype" / "invalid argument" lines, and torch_npu's wrappers around any failed ACL / aclnn /
+# HCCL call ("NPU function error: <call>, error code is <n>"), whose error code, not the wrapper, says what failed
+GENERIC = re.compile(r"^(Expected all tensors to be on the same device|Unsupported (data ?type|dtype)|Invalid argument|"
+                     r"not implemented|Not implemented|Internal error|Unknown error)|"
+                     r"\b[A-Z]+ function error: ,? ?(FORCE STOP )?,? ?error code is|NPU warning, error code is", re.I)
+
+# source id -> (owner/name, path prefixes read, refs: HEAD and older releases). op-plugin is a submodule of
+# Ascend/pytorch, mirrored on its own. Messages change between releases (torch_npu 2.1.0's OOM line reads
+# "by PyTorch) If reserved", HEAD's "by PyTorch).If reserved"), and users run old releases, so the releases the
+# field reports mostly name (torch_npu for PyTorch 2.1.0, vllm-ascend 0.7 / 0.9) are read too; an older ref
+# only adds templates the newer ones lack.
+SOURCES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "torch_npu": ("Ascend/pytorch", ("torch_npu/",), ("HEAD", "v7.2.0-pytorch2.1.0", "v6.0.0-pytorch2.1.0")),
+    "op_plugin": ("Ascend/op-plugin", ("op_plugin/",), ("HEAD", "6.0.0")),
+    "vllm_ascend": ("vllm-project/vllm-ascend", ("vllm_ascend/", "csrc/"), ("HEAD", "v0.9.1", "v0.7.3")),
+}
+# tests, docs, examples and build tooling (vllm-ascend's csrc/cmake, csrc/scripts) print nothing a user's run does
+SKIP_PATH = re.compile(r"(^|/)(tests?|docs?|examples?|benchmarks?|cmake|scripts)(/|$)|_test\.py$|(^|/)test_[^/]*$")
+
+# (source id, path regex, category or None). First match wins. None: the subsystem says nothing definite
+# (only a keyword override can give its messages a category).
+ORIGINS: list[tuple[str, str, str | None]] = [
+    # --- torch_npu (Ascend/pytorch) ---
+    # the device / host caching allocators, their config (PYTORCH_NPU_ALLOC_CONF), memory pools and swapping:
+    # what they print is about device (or pinned host) memory running out or being fragmented
+    ("torch_npu", r"torch_npu/csrc/core/npu/(NPUCachingAllocator|CachingHostAllocator|NPUAllocatorConfig|"
+                  r"NPUWorkspaceAllocator|NPUSwappedMemoryAllocator|MemPool|NPUBlockHandle|NPUMemorySwap)",
+     "out-of-memory"),
+    ("torch_npu", r"torch_npu/csrc/npu/NPUPluggableAllocator|torch_npu/csrc/aten/common/PinnedMemoryAllocator|"
+                  r"torch_npu/npu/memory\.py", "out-of-memory"),
+    # the CPU-fallback path: ops without an NPU kernel run on the host (CpuFallbackUtils, the fallback kernels)
+    ("torch_npu", r"torch_npu/csrc/framework/utils/CpuFallbackUtils|torch_npu/csrc/aten/VariableFallbackKernel|"
+                  r"torch_npu/csrc/aten/ops/\w*Fallback", "cpu-fallback"),
+    # ProcessGroupHCCL, HCCL utils and loaders, the Python c10d layer: communicator creation and links
+    # (timeouts are re-claimed by KEYWORDS as hccl-timeout, rank/world-size checks as rank-config)
+    ("torch_npu", r"torch_npu/csrc/distributed/|torch_npu/csrc/core/npu/interface/(Hccl|Lccl)Interface|"
+                  r"torch_npu/csrc/npu/DataParallelComm|torch_npu/distributed/(distributed_c10d|__init__|"
+                  r"_hccl|_mode|_comm)", "hccl-init"),
+    # rendezvous: MASTER_ADDR / MASTER_PORT / the TCP store and rank assignment
+    ("torch_npu", r"torch_npu/distributed/(rendezvous|run|launcher)", "rank-config"),
+    # a function torch_npu looks up in the installed CANN libraries is missing: the CANN is older than torch_npu
+    ("torch_npu", r"torch_npu/csrc/core/npu/(interface/(Acl|Dcmi|Ml|Op|Sk)Interface|register/FunctionLoader)|"
+                  r"torch_npu/csrc/core/npu/GetCANNInfo", "version-mismatch"),
+    # device set-up and discovery: device count, set_device, SoC detection, affinity, aclInit (sys_ctrl)
+    ("torch_npu", r"torch_npu/csrc/core/npu/(NPUFunctions|NpuVariables|sys_ctrl/|DeviceUtils|NPUAffinityController|"
+                  r"GetAffinityCPUInfo|NPUInterruptAffinity|NPUPeerToPeerAccess)|"
+                  r"torch_npu/npu/(__init__|utils)\.py", "device-unavailable"),
+    # execution on the device: streams, the task queue, events, exceptions reported by the runtime, graphs,
+    # recovery, stress detection
+    ("torch_npu", r"torch_npu/csrc/core/npu/(NPUStream|NPUQueue|NPUEvent|NPUEventManager|NPUException|NPUGraph|"
+                  r"NPURecovery|SecondaryStreamGuard|interface/AsyncTaskQueueInterface|impl/NPUGuardImpl)|"
+                  r"torch_npu/csrc/npu/(Event|Stress_detect|Stream)|torch_npu/csrc/framework/OpParamMaker",
+     "device-runtime-error"),
+    # operator implementations and their argument / format checks: an input the NPU op does not accept
+    ("torch_npu", r"torch_npu/csrc/aten/|torch_npu/csrc/framework/|torch_npu/csrc/core/npu/NPUFormat",
+     "op-unsupported"),
+    # profiler (C++ and Python): performance analysis
+    ("torch_npu", r"torch_npu/csrc/profiler/|torch_npu/profiler/", "performance"),
+    # automatic mixed precision / loss scaling, and silent-data-corruption detection (asd): numerics
+    ("torch_npu", r"torch_npu/npu/amp/|torch_npu/asd/", "numerics"),
+    # saving and loading tensors and storages
+    ("torch_npu", r"torch_npu/utils/(serialization|storage)", "checkpoint"),
+    # everything else (inductor / dynamo graph compilation, contrib modules, optimizers, onnx, path checks,
+    # Python bindings in csrc/npu/Module.cpp that front several subsystems): no definite category
+    ("torch_npu", r".", None),
+    # --- op-plugin (Ascend/op-plugin): the NPU operator implementations (aclnn opapi, aclops, atb) and their
+    # argument checks, and the meta (shape inference) functions
+    ("op_plugin", r"op_plugin/", "op-unsupported"),
+    # --- vllm-ascend ---
+    # the camem device allocator used for sleep mode / KV cache
+    ("vllm_ascend", r"vllm_ascend/device_allocator/", "out-of-memory"),
+    # distributed: the HCCL communicators and parallel groups (the KV-transfer / KV-pool connectors are
+    # bookkeeping of their own, mostly: no category unless a keyword claims one)
+    ("vllm_ascend", r"vllm_ascend/distributed/(device_communicators/|parallel_state|eplb_communicator|__init__|"
+                    r"utils|weight_transfer/hccl_engine)", "hccl-init"),
+    # NPU custom ops, attention backends, quantization methods and kernels: a feature / shape / dtype the
+    # Ascend implementation does not take
+    ("vllm_ascend", r"vllm_ascend/(ops|attention|quantization)/|csrc/", "op-unsupported"),
+    # the rest (platform and config checks, patches, models, workers, compilation): no definite category
+    ("vllm_ascend", r".", None),
+]
+
+# (categories the override applies to (None: any origin), regex on the template, category): the message
+# states its category itself. Applied in order; the first that matches wins.
+KEYWORDS: list[tuple[frozenset[str] | None, str, str]] = [
+    (None, r"(?i)out of (device |NPU )?memory|\bOOM\b|memory (is )?(insufficient|exhausted|not enough)|"
+           r"Tried to allocate", "out-of-memory"),
+    (None, r"(?i)(will be|is being) executed on (the )?CPU|fall(s|ing)? ?back to (the )?CPU|npu_fallback",
+     "cpu-fallback"),
+    (frozenset({"hccl-init", "rank-config"}), r"(?i)time(d)? ?out|timeout|watchdog|heartbeat", "hccl-timeout"),
+    (frozenset({"hccl-init"}), r"RANK_TABLE|rank_table|WORLD_SIZE|world_size|MASTER_ADDR|MASTER_PORT|LOCAL_RANK",
+     "rank-config"),
+    (None, r"ASCEND_HOME_PATH|ASCEND_OPP_PATH|LD_LIBRARY_PATH|set_env\.sh|cannot open shared object|"
+           r"libascendcl\.so|libhccl\.so", "env-not-loaded"),
+    (None, r"(?i)\b(CANN|driver|firmware|torch_npu|torch|pytorch)\b( package)? version\b.*\b(mismatch|not match|"
+           r"incompatible|not compatible|lower than|higher than|too (old|low)|at least|requires?)\b",
+     "version-mismatch"),
+    (None, r"(?i)\b(incompatible|mismatch(ed)?|not compatible|unsupported) (CANN|driver|firmware|torch_npu|torch) "
+           r"version", "version-mismatch"),
+    (None, r"(?i)ASCEND_RT_VISIBLE_DEVICES|no (available )?NPU device|NPU device count|invalid device (id|ordinal)",
+     "device-unavailable"),
+]
+
+CPP_MACROS = re.compile(r"\b(TORCH_CHECK_WITH|TORCH_CHECK|AT_ERROR|TORCH_NPU_WARN_ONCE|TORCH_NPU_WARN|TORCH_WARN_ONCE|"
+                        r"TORCH_WARN|ASCEND_LOGE|ASCEND_LOGW)\s*\(")
+_CODE_MACRO = re.compile(r"^\w+_ERROR\s*\(")  # PTA_ERROR(ErrCode::...), OPS_ERROR(...), PROF_ERROR(...)
+_PRINTF = re.compile(r"%[-+#0]*\d*(?:\.\d+)?(?:hh|h|ll|l|z|j|t|L)?[sdiuxXfFeEgGcp]")
+_FMT_FIELD = re.compile(r"\{[^{}]*\}")
+LOG_METHODS = {"error": "error", "exception": "error", "critical": "error", "fatal": "error",
+               "warning": "warning", "warn": "warning", "warning_once": "warning", "error_once": "error"}
+
+
+def git(gitdir: Path, *args: str) -> str:
+    return subprocess.run(["git", f"--git-dir={gitdir}", *args], check=True, capture_output=True,
+                          text=True, errors="replace").stdout
+
+
+def read_files(gitdir: Path, commit: str, paths: list[str]) -> Iterator[tuple[str, str]]:
+    """(path, text) of each file at `commit`, through one `git cat-file --batch`."""
+    proc = subprocess.Popen(["git", f"--git-dir={gitdir}", "cat-file", "--batch"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    for p in paths:
+        proc.stdin.write(f"{commit}:{p}\n".encode())
+        proc.stdin.flush()
+        header = proc.stdout.readline().split()
+        if len(header) < 3:
+            continue
+        body = proc.stdout.read(int(header[2]))
+        proc.stdout.read(1)
+        yield p, body.decode("utf-8", "replace")
+    proc.stdin.close()
+    proc.wait()
+
+
+# ------------------------------------------------------------------------------------------------ C++
+
+def _call_args(text: str, start: int) -> list[str] | None:
+    """The top-level arguments of the call whose '(' is at `start` (strings, chars and comments skipped)."""
+    depth, i, cur, args = 0, start, [], []
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == '"' or c == "'":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            cur.append(text[i:j + 1])
+            i = j + 1
+            continue
+        if text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+            continue
+        if text.startswith("/*", i):
+            i = text.find("*/", i)
+            i = n if i < 0 else i + 2
+            continue
+        if c in "([{":
+            depth += 1
+            if depth > 1:
+                cur.append(c)
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                args.append("".join(cur))
+                return args
+            cur.append(c)
+        elif c == "," and depth == 1:
+            args.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    return None
+
+
+_CPP_STR = re.compile(r'(?:u8|L|u|U)?"((?:[^"\\]|\\.)*)"')
+
+
+def _cpp_unescape(s: str) -> str:
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": " "}.get(m.group(1), m.group(1)), s)
+
+
+def _cpp_arg(arg: str) -> str:
+    """One c10::str argument as template text: literals kept, other expressions a placeholder."""
+    arg = arg.strip()
+    if not arg or _CODE_MACRO.match(arg):
+        return ""
+    out, last = [], 0
+    for m in _CPP_STR.finditer(arg):
+        between = arg[last:m.start()].strip().strip("+").strip()
+        if between and not _CODE_MACRO.match(between):
+            out.append("{}")
+        out.append(_cpp_unescape(m.group(1)))
+        last = m.end()
+    tail = arg[last:].strip().strip("+").strip()
+    if tail and not _CODE_MACRO.match(tail):
+        out.append("{}")
+    return "".join(out)
+
+
+_MSG_VAR = re.compile(r"\b(?:auto|std::string|string)\s+\w*(?:msg|Msg|message|Message|err_str|errStr)\w*\s*=\s*"
+                      r"(?=[^;]*\")")
+
+
+def _statement(text: str, start: int) -> str:
+    """The expression from `start` to the `;` that ends it (strings skipped), at most 4000 characters."""
+    i, n = start, min(len(text), start + 4000)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c == ";":
+            return text[start:i]
+        i += 1
+    return ""
+
+
+def cpp_messages(text: str) -> Iterator[tuple[str, str, int]]:
+    """(template text, level, line) of each message macro call in a C++ file, and of each message built into a
+    variable first (``auto retmsg = std::string("NPU out of memory. Tried to allocate ") + ...``, then thrown)."""
+    for m in _MSG_VAR.finditer(text):
+        expr = _statement(text, m.end())
+        if expr:
+            yield _cpp_arg(expr), "error", text.count("\n", 0, m.start()) + 1
+    for m in CPP_MACROS.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if text[line_start:m.start()].lstrip().startswith("#"):
+            continue  # the macro's own #define
+        args = _call_args(text, m.end() - 1)
+        if not args:
+            continue
+        name = m.group(1)
+        level = "warning" if "WARN" in name or name == "ASCEND_LOGW" else "error"
+        if name.startswith("ASCEND_LOG"):
+            fmt = _CPP_STR.findall(args[0])
+            if not fmt:
+                continue
+            msg = _PRINTF.sub("{}", _cpp_unescape("".join(fmt)))
+        else:
+            rest = args[2:] if name == "TORCH_CHECK_WITH" else args[1:] if name == "TORCH_CHECK" else args
+            msg = "".join(_cpp_arg(a) for a in rest)
+        yield msg, level, text.count("\n", 0, m.start()) + 1
+
+
+# ------------------------------------------------------------------------------------------------ Python
+
+def _py_text(node: ast.AST) -> str | None:
+    """A message expression as template text, or None when it has no literal text at all."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                parts.append(v.value)
+            else:
+                parts.append("{}")
+        return "".join(parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        if _is_code_helper(node.right):  # msg + pta_error(ErrCode.PARAM): torch_npu's code suffix
+            return _py_text(node.left)
+        left, right = _py_text(node.left), _py_text(node.right)
+        if left is None and right is None:
+            return None
+        return (left if left is not None else "{}") + (right if right is not None else "{}")
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        left = _py_text(node.left)
+        return None if left is None else _PRINTF.sub("{}", left)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"):
+        base = _py_text(node.func.value)
+        return None if base is None else _FMT_FIELD.sub("{}", base)
+    return None
+
+
+def _is_code_helper(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and _dotted(node.func).rsplit(".", 1)[-1].lower().endswith("_error")
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return _dotted(node.value) + "." + node.attr
+    if isinstance(node, ast.Call):
+        return _dotted(node.func) + "()"
+    return ""
+
+
+def py_messages(text: str) -> Iterator[tuple[str, str, int]]:
+    """(template text, level, line) of raise / warnings.warn / logger.error|warning calls in a Python file."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return
+    for node in ast.walk(tree):
+        call, level = None, "error"
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            name = _dotted(node.exc.func).rsplit(".", 1)[-1]
+            if name.endswith(("Error", "Exception")):
+                call = node.exc
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = _dotted(node.func.value).lower()
+            if node.func.attr == "warn" and owner == "warnings":
+                call, level = node, "warning"
+            elif node.func.attr in LOG_METHODS and "log" in owner:
+                call, level = node, LOG_METHODS[node.func.attr]
+        if call is None or not call.args:
+            continue
+        msg = _py_text(call.args[0])
+        if msg is not None:
+            # a %-style logger call with arguments: its format's conversions are placeholders
+            if isinstance(call.func, ast.Attribute) and call.func.attr in LOG_METHODS and len(call.args) > 1:
+                msg = _PRINTF.sub("{}", msg)
+            yield msg, level, getattr(node, "lineno", 0)
+
+
+# ------------------------------------------------------------------------------------------------ records
+
+def normalise(msg: str) -> str:
+    """First non-empty line, whitespace collapsed, adjacent placeholders merged, cut at MAX_TEMPLATE."""
+    first = next((ln for ln in msg.split("\n") if chunks(ln)), "")
+    t = re.sub(r"\s+", " ", first).strip()
+    t = re.sub(r"(\{\})(\s*\{\})+", "{}", t)
+    if len(t) > MAX_TEMPLATE:
+        t = t[:MAX_TEMPLATE].rsplit(" ", 1)[0]
+        t = re.sub(r"\{[^}]*$", "", t).rstrip()
+    return t
+
+
+def distinctive(template: str) -> bool:
+    lit = " ".join(chunks(template))
+    words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9_]{2,}", lit)} - STOP
+    return (sum(len(c) for c in chunks(template)) >= MIN_LITERAL and len(words) >= MIN_WORDS
+            and not GENERIC.search(lit) and bool([k for k in key_words(template) if k.lower() not in STOP]))
+
+
+def categorise(source: str, path: str, template: str) -> str | None:
+    cat: str | None = None
+    for sid, rx, c in ORIGINS:
+        if sid == source and re.match(rx, path):
+            cat = c
+            break
+    for scope, rx, c in KEYWORDS:
+        if (scope is None or cat in scope) and re.search(rx, template):
+            return c
+    return cat
+
+
+def kb_entries_for(records: list[dict]) -> None:
+    """Fill `entries`: kb entries whose pattern matches the template, or with a pattern example it matches."""
+    from envcheck.kb.entries import load_kb
+    from envcheck.kb.match import kb_matcher
+    from envcheck.kb.messages import Message, MessageBook, build_index
+
+    kb = load_kb(None)
+    matcher = kb_matcher(None, "re")
+    msgs = [Message(r["template"], r["origin"], r["category"], r["level"], "", (), chunks(r["template"]))
+            for r in records]
+    book = MessageBook({}, tuple(msgs), build_index(msgs))
+    found: dict[int, set[str]] = {}
+    pos = {id(m): i for i, m in enumerate(msgs)}
+    for e in kb.entries:
+        # the entry's pattern examples and the lines of its Symptom section (where entries quote the message)
+        for ex in [x for p in e.patterns for x in p.examples] + e.section("Symptom").splitlines():
+            for hit in book.lookup(ex):
+                found.setdefault(pos[id(hit.message)], set()).add(e.id)
+    cat_of = {e.id: e.category for e in kb.entries}
+    for i, r in enumerate(records):
+        sample = re.sub(r"\{\}", "1", r["template"])
+        ids = found.get(i, set()) | {rule.entry_id for rule in matcher.match_line(sample) if rule.kind == "pattern"}
+        cats = {cat_of[x] for x in ids}
+        if len(cats) == 1:
+            # the kb's diagnosis of this very message is more specific than its subsystem (a torch_npu
+            # device-init message that fork-npu-reinit files under data-pipeline)
+            r["entries"] = sorted(ids)
+            r["category"] = cats.pop()
+        # entries of several categories: the message is too general to name one (it stays, by its origin)
+
+
+def extract(mirrors: Path) -> dict:
+    out: dict = {"schema": 1, "sources": {}}
+    seen: set[tuple[str, ...]] = set()  # templates by their literal chunks: "x" and "x{}" are one
+    for sid, (repo, prefixes, refs) in SOURCES.items():
+        gitdir = mirrors / repo.replace("/", "+") / "repo"
+        if not gitdir.is_dir():
+            print(f"skipped {repo}: no mirror at {gitdir}", file=sys.stderr)
+            continue
+        for ref in refs:
+            commit = git(gitdir, "rev-parse", f"{ref}^{{commit}}").strip()
+            paths = [p for p in git(gitdir, "ls-tree", "-r", "--name-only", commit).splitlines()
+                     if p.startswith(prefixes) and not SKIP_PATH.search(p)
+                     and p.endswith((".py", ".cpp", ".h", ".hpp", ".cc"))]
+            records: list[dict] = []
+            for path, text in read_files(gitdir, commit, paths):
+                found = py_messages(text) if path.endswith(".py") else cpp_messages(text)
+                for raw, level, _line in found:
+                    t = normalise(raw)
+                    if not t or chunks(t) in seen or not distinctive(t):
+                        continue
+                    cat = categorise(sid, path, t)
+                    if cat is None:
+                        continue
+                    assert cat in CATEGORY_IDS, cat
+                    seen.add(chunks(t))
+                    records.append({"template": t, "origin": path, "category": cat, "level": level})
+            kb_entries_for(records)
+            key = sid if ref == "HEAD" else f"{sid} {ref}"
+            out["sources"][key] = {"repo": repo, "commit": commit, "ref": ref, "messages": records}
+            counts = Counter(r["category"] for r in records)
+            print(f"{repo}@{commit[:12]} ({ref}): {len(records)} templates {dict(counts.most_common())}",
+                  file=sys.stderr)
+    return out
+
+
+HEADER = """\
+# Message catalogue for `envcheck diagnose` (loaded by envcheck/kb/messages.py). GENERATED by
+# scripts/extract_messages.py from the named repositories at the named commits: do not edit by hand.
+# template: the message's literal text, {} where the program inserts a value (first line only);
+# origin: the file that prints it; category: taxonomy id of that subsystem (or stated by the message);
+# entries: kb entries that treat it; level: error or warning.
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mirrors", default="/work/.mirror", type=Path)
+    ap.add_argument("--out", default=Path(__file__).resolve().parents[1] / "envcheck/kb/messages.yaml", type=Path)
+    a = ap.parse_args(argv)
+    data = extract(a.mirrors)
+    body = yaml.dump(data, sort_keys=False, allow_unicode=True, width=1 << 16, default_flow_style=None)
+    a.out.write_text(HEADER + body, encoding="utf-8")
+    print(f"wrote {a.out} ({a.out.stat().st_size:,} bytes)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

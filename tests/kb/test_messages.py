@@ -1,0 +1,285 @@
+"""The message catalogue (envcheck/kb/messages.yaml) and its use by diagnose (issue 11)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from envcheck.kb import messages as msgs
+from envcheck.kb.diagnose import CONFIDENCES, diagnose
+from envcheck.kb.entries import load_kb
+from envcheck.kb.messages import (
+    MessageBookError,
+    chunks,
+    key_words,
+    load_messages,
+    lookup,
+    parse,
+)
+from envcheck.kb.taxonomy import CATEGORY_IDS
+
+REPOS = {"Ascend/pytorch", "Ascend/op-plugin", "vllm-project/vllm-ascend"}
+
+
+def _book(*records: dict, repo: str = "Ascend/pytorch") -> msgs.MessageBook:
+    return parse({"schema": 1, "sources": {"t": {"repo": repo, "commit": "0" * 40, "messages": list(records)}}})
+
+
+def _rec(template: str, category: str = "out-of-memory", **kw: object) -> dict:
+    return {"template": template, "origin": "torch_npu/csrc/x.cpp", "category": category, "level": "error", **kw}
+
+
+# --------------------------------------------------------------------------------------------- the shipped data
+
+def test_catalogue_loads_with_a_category_and_a_pinned_origin_for_every_record():
+    book = load_messages()
+    assert len(book) > 1000
+    for sid, src in book.sources.items():
+        assert src["repo"] in REPOS, sid
+        assert re.fullmatch(r"[0-9a-f]{40}", src["commit"]), sid
+    for m in book.messages:
+        assert m.category in CATEGORY_IDS, m.template
+        assert m.level in msgs.LEVELS
+        repo, _, commit = m.source.partition("@")
+        assert repo in REPOS and re.fullmatch(r"[0-9a-f]{40}", commit)
+        assert m.origin and not m.origin.startswith("/") and "{}" not in m.origin
+        assert sum(len(c) for c in m.chunks) >= 20, m.template  # the script's floor on literal text
+
+
+def test_every_named_kb_entry_exists():
+    ids = {e.id for e in load_kb().entries}
+    named = {e for m in load_messages().messages for e in m.entries}
+    assert named, "the catalogue names no kb entry at all"
+    assert named <= ids, sorted(named - ids)
+
+
+def test_catalogue_stays_modest_and_every_template_is_indexed():
+    path = msgs.MESSAGES_PATH
+    assert path.stat().st_size < 1_500_000
+    book = load_messages()
+    indexed = {i for ids in book.index.values() for i in ids}
+    assert indexed == set(range(len(book)))
+    # a line costs a look-up per word plus the templates of its words' buckets: the buckets stay small
+    assert max(len(v) for v in book.index.values()) <= 50
+
+
+def test_malformed_catalogue_is_refused():
+    with pytest.raises(MessageBookError):
+        parse({"schema": 1, "sources": {"t": {"repo": "Ascend/pytorch", "commit": "0" * 40,
+                                              "messages": [_rec("NPU out of memory while allocating", "no-such")]}}})
+    with pytest.raises(MessageBookError):
+        parse({"schema": 2, "sources": {}})
+    with pytest.raises(MessageBookError):
+        parse({"schema": 1, "sources": {"t": {"repo": "Ascend/pytorch", "messages": []}}})
+
+
+# --------------------------------------------------------------------------------------------- template matching
+
+def test_chunks_split_at_every_placeholder_spelling():
+    assert chunks("a {} b {name} c {:>8} d %s e %d f %lu g %.2f h") == ("a", "b", "c", "d", "e", "f", "g", "h")
+    assert chunks("{}only {} words{}") == ("only", "words")
+
+
+def test_key_words_skip_words_glued_to_a_placeholder():
+    # "ret" and "ms" may be glued to the inserted value ("ret7", "500ms"): no key
+    assert key_words("Failed to empty queue, ret{} after {}ms waiting") == ["Failed", "empty", "queue", "after",
+                                                                              "waiting"]
+
+
+@pytest.mark.parametrize("prefix", [
+    "",
+    "[ERROR] 2025-03-26-17:01:03 (PID:159, Device:0, RankID:-1) ",
+    "E           RuntimeError: ",
+    "[rank3]: ",
+    "(VllmWorker rank=0 pid=51715) ERROR 08-04 12:34:15 [multiproc_executor.py:546] ",
+    "[W compiler_depend.ts:51] Warning: ",
+])
+def test_a_line_matches_its_template_whatever_the_prefix_and_values(prefix):
+    book = _book(_rec("Failed to find function %s, maybe you cann version is too low, please upgrade it",
+                      "version-mismatch"))
+    hits = book.lookup(prefix + "Failed to find function HcclGetCommName, maybe you cann version is too low, "
+                                "please upgrade it")
+    assert [h.message.category for h in hits] == ["version-mismatch"]
+
+
+def test_a_different_message_does_not_match():
+    book = _book(_rec("NPU out of memory. Tried to allocate {} (NPU {}; {} total capacity"),
+                 _rec("Failed to find function {}, maybe you cann version is too low", "version-mismatch"))
+    assert book.lookup("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79 GiB total capacity") == []
+    assert book.lookup("Failed to find module foo, maybe your python version is too low") == []
+    # the chunks must come in order
+    assert book.lookup("total capacity 5 GiB; NPU out of memory. Tried to allocate 1 GiB (NPU 0;") == []
+
+
+def test_a_line_cut_short_matches_only_after_enough_literal_text():
+    book = _book(_rec("CAUTION: The operator '{}' is not currently supported on the NPU backend and will fall back "
+                      "to run on the CPU.", "cpu-fallback"))
+    # hard-wrapped paste (tests/data/field-corpus/b-005.yaml, a DEV excerpt): the line stops mid-word
+    cut = "Warning: CAUTION: The operator 'aten::isin.Tensor_Tensor_out' is not currently supported on the NPU b"
+    assert [h.message.category for h in book.lookup(cut)] == ["cpu-fallback"]
+    assert book.lookup("CAUTION: The operator 'x' is not curr") == []  # too little of it
+    assert book.lookup("CAUTION: The operator 'x' is not currently supported on the NPU backend, see") == []
+
+
+def test_the_most_specific_template_comes_first():
+    book = _book(_rec("NPU out of memory. Tried to allocate {}"),
+                 _rec("NPU out of memory. Tried to allocate more than 1EB memory.", "device-runtime-error"))
+    hits = book.lookup("RuntimeError: NPU out of memory. Tried to allocate more than 1EB memory.")
+    assert [h.message.category for h in hits] == ["device-runtime-error", "out-of-memory"]
+
+
+# --------------------------------------------------------------------------------------------- real lines
+
+@pytest.mark.parametrize("line, category", [
+    # shared/research/error-catalogue.md OM-01 (threads xingchensong/TouchNet#100, sgl-project/sglang#29838):
+    # torch_npu 2.1's spelling "PyTorch) If" and the current "PyTorch).If"
+    ("RuntimeError: NPU out of memory. Tried to allocate 5.03 GiB (NPU 3; 60.96 GiB total capacity; 49.47 GiB "
+     "already allocated; 49.47 GiB current active; 1.32 GiB free; 57.55 GiB reserved in total by PyTorch) If "
+     "reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.", "out-of-memory"),
+    ("torch.OutOfMemoryError: NPU out of memory. Tried to allocate 72.00 MiB (NPU 0; 61.27 GiB total capacity; "
+     "56.05 GiB already allocated; 56.05 GiB current active; 5.04 MiB free; 58.39 GiB reserved in total by "
+     "PyTorch).If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
+     "out-of-memory"),
+    # error-catalogue.md CF-01 (hiyouga/LlamaFactory#4135)
+    ("[rank1]:[W VariableFallbackKernel.cpp:51] Warning: CAUTION: The operator 'aten::isin.Tensor_Tensor_out' is "
+     "not currently supported on the NPU backend and will fall back to run on the CPU. This may have performance "
+     "implications. (function npu_cpu_fallback)", "cpu-fallback"),
+    # error-catalogue.md VM-04 (strings of libtorch_npu.so 2.13.0)
+    ("Failed to find function dcmi_init,  maybe your hdk version is too low, please upgrade it.", "version-mismatch"),
+    # error-catalogue.md HT-05 (ProcessGroupHCCL.cpp)
+    ("[Rank 3] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=1, "
+     "NumelOut=1, Timeout(ms)=1800000) ran for 1800021 milliseconds before timing out.", "hccl-timeout"),
+    # tests/data/field-corpus/b-001.yaml (DEV)
+    ("Error:RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.96 GiB total capacity; 55.91 GiB "
+     "already allocated; 55.91 GiB current active; 1.80 GiB free; 58.73 GiB reserved in total by PyTorch) If "
+     "reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.", "out-of-memory"),
+])
+def test_real_lines_get_the_category_of_the_code_that_prints_them(line, category):
+    hits = lookup(line)
+    assert hits and hits[0].message.category == category
+
+
+def test_torch_npu_wrappers_around_any_failed_call_make_no_claim():
+    # the code after "error code is" says what failed (the error-code dictionary reads it), not the wrapper
+    line = ("RuntimeError: init:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:292 NPU function error: "
+            "aclrtGetDeviceCount(&device_count), error code is 207004")
+    assert lookup(line) == []
+
+
+# --------------------------------------------------------------------------------------------- diagnose
+
+def test_message_is_a_confidence():
+    assert "message" in CONFIDENCES
+
+
+def test_a_known_message_names_its_entries_when_no_pattern_matches(tmp_path: Path, monkeypatch):
+    entry = next(e for e in load_kb().entries if e.category == "out-of-memory")
+    book = _book(_rec("Quokka allocator gave up on segment {} after {} retries", "out-of-memory",
+                      entries=[entry.id]))
+    monkeypatch.setattr(msgs, "load_messages", lambda path=None: book)
+    log = tmp_path / "train.log"
+    log.write_text("step 1 loss 2.3\nRuntimeError: Quokka allocator gave up on segment 7 after 3 retries\n",
+                   encoding="utf-8")
+    r = diagnose([str(log)])
+    got = [m for m in r.matches if m.confidence == "message"]
+    assert [m.id for m in got] == [entry.id]
+    assert got[0].lines[0]["line"] == 2
+    assert r.matches[0].id == entry.id  # above what the search fallback proposes
+    from envcheck.render.text import render_diagnose
+    assert "by known message" in render_diagnose(r)
+
+
+def test_a_known_message_favours_its_category_in_the_fallback(tmp_path: Path, monkeypatch):
+    line = "RuntimeError: Quokka allocator gave up on segment 7 after 3 retries"
+    log = tmp_path / "train.log"
+    log.write_text(line + "\n", encoding="utf-8")
+    monkeypatch.setattr(msgs, "load_messages", lambda path=None: _book())
+    plain = diagnose([str(log)])
+    assert plain.matches and all(m.confidence == "likely" for m in plain.matches)
+    # the runner-up's category, named by a message the line is an instance of, takes the lead
+    target = next(m.category for m in plain.matches if m.category != plain.matches[0].category)
+    monkeypatch.setattr(msgs, "load_messages",
+                        lambda path=None: _book(_rec("Quokka allocator gave up on segment {} after {} retries",
+                                                     target)))
+    hinted = diagnose([str(log)])
+    assert hinted.matches[0].category == target
+
+
+def test_a_specific_pattern_match_leaves_messages_out(tmp_path: Path):
+    # the DEV excerpt b-007's line: kb entry fork-npu-reinit's pattern matches it, so no `message` match is added
+    log = tmp_path / "x.log"
+    log.write_text("RuntimeError: Cannot re-initialize NPU in forked subprocess. To use NPU with multiprocessing, "
+                   "you must use the 'spawn' start method\n", encoding="utf-8")
+    r = diagnose([str(log)])
+    assert r.matches[0].id == "fork-npu-reinit" and r.matches[0].confidence == "matched"
+    assert all(m.confidence != "message" for m in r.matches)
+
+
+# --------------------------------------------------------------------------------------------- the generator
+
+def _script():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "extract_messages.py"
+    spec = importlib.util.spec_from_file_location("extract_messages", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_generator_reads_cpp_message_macros():
+    x = _script()
+    src = '''
+    #define TORCH_NPU_WARN(...) do {} while (0)
+    TORCH_CHECK(ret == ACL_SUCCESS, "Failed to empty NPU task queue, ret:", ret, PTA_ERROR(ErrCode::INTERNAL));
+    TORCH_CHECK((output_size.size() == 2), "adaptive_avg_pool2d: output size must be 2." + OPS_ERROR(ErrCode::PARAM));
+    ASCEND_LOGE("Custom hand fail! name=%s, ret=%d", cur_paras->opType, ret);  // a comment, "quoted"
+    TORCH_NPU_WARN_ONCE("The oprator of ", op, " is executed, Currently High Accuracy");
+    auto retmsg = std::string("NPU out of memory. Tried to allocate ") + format_size(n) + " (NPU " +
+        std::to_string(device) + "; total capacity)";
+    '''
+    got = [(x.normalise(m), level) for m, level, _ in x.cpp_messages(src)]
+    assert ("NPU out of memory. Tried to allocate {} (NPU {}; total capacity)", "error") in \
+        [(g.lstrip("{}"), lv) for g, lv in got]
+    assert ("Failed to empty NPU task queue, ret:{}", "error") in got
+    assert ("adaptive_avg_pool2d: output size must be 2.", "error") in got
+    assert ("Custom hand fail! name={}, ret={}", "error") in got
+    assert ("The oprator of {} is executed, Currently High Accuracy", "warning") in got
+    assert len(got) == 5  # not the #define
+
+
+def test_generator_reads_python_raises_warnings_and_logger_calls():
+    x = _script()
+    src = '''
+import warnings
+def f(device, n):
+    if n:
+        raise RuntimeError(f"Cannot re-initialize NPU {device} in forked subprocess." + pta_error(ErrCode.UNAVAIL))
+    warnings.warn("torch_npu.npu.memory_cached has been renamed to %s" % n)
+    logger.warning("HCCL communicator for group %s could not be created after %d tries", n, 3)
+    logger.info("not a message: info level")
+    raise ValueError(msg)
+'''
+    got = {(x.normalise(m), level) for m, level, _ in x.py_messages(src)}
+    assert got == {("Cannot re-initialize NPU {} in forked subprocess.", "error"),
+                   ("torch_npu.npu.memory_cached has been renamed to {}", "warning"),
+                   ("HCCL communicator for group {} could not be created after {} tries", "warning")}
+
+
+def test_generator_categorises_by_origin_then_by_what_the_message_states():
+    x = _script()
+    assert x.categorise("torch_npu", "torch_npu/csrc/core/npu/NPUCachingAllocator.cpp",
+                        "Could not find pool of id {} in the graph pools") == "out-of-memory"
+    assert x.categorise("torch_npu", "torch_npu/csrc/distributed/ProcessGroupHCCL.cpp",
+                        "HCCL communicator could not be created for group {}") == "hccl-init"
+    assert x.categorise("torch_npu", "torch_npu/csrc/distributed/ProcessGroupHCCL.cpp",
+                        "Watchdog caught collective operation timeout: {}") == "hccl-timeout"
+    assert x.categorise("op_plugin", "op_plugin/ops/opapi/AddKernelNpuOpApi.cpp",
+                        "the op will be executed on CPU because {}") == "cpu-fallback"
+    assert x.categorise("torch_npu", "torch_npu/_inductor/codegen/triton.py", "some inductor message here") is None
+    assert not x.distinctive("Expected all tensors to be on the same device, but found {} and {}")
+    assert not x.distinctive("invalid value {}")
+    assert not x.distinctive("{}:{}:{} NPU function error: {}, error code is {}")
+    assert x.distinctive("Failed to find function {}, maybe you cann version is too low")
