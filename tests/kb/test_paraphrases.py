@@ -3,8 +3,9 @@
 tests/data/diagnose/paraphrases.yaml holds, for every kb entry, two short user-style reports written
 for this test (not field data): what the user ran and saw, sometimes an error line (a realistic
 variant, not the entry's pattern example), one of the two in Chinese for about a third of the entries.
-Each report is diagnosed as a pasted file, and per half (sha256 of the entry id, even = "tune": kb text
-was improved from its misses; odd = "held-out": never used to change the kb) we measure:
+Each report is diagnosed as a pasted file, and per half (sha256 of the entry id, even = "tune", the first
+half: kb text was improved from its misses; odd = "held-out", the second half: never used to change the
+kb, it shows whether those fixes generalise) we measure:
 
   (a) the top entry's category is the entry's category;
   (b) the entry is among the top 3.
@@ -28,7 +29,7 @@ from envcheck.kb.entries import load_kb
 
 PARAPHRASES = DATA / "diagnose" / "paraphrases.yaml"
 # floors: (top category right, entry in top 3) per half, as reached when set (rounded down)
-FLOORS = {"tune": (0.70, 0.73), "held-out": (0.80, 0.81)}
+FLOORS = {"tune": (0.73, 0.76), "held-out": (0.80, 0.80)}
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -43,10 +44,10 @@ def load_reports() -> dict[str, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def outcomes() -> dict[str, list[tuple[str, int, bool, bool]]]:
-    """half -> [(entry id, report index, category right, entry in top 3)]."""
+def outcomes() -> dict[str, list[tuple[str, int, bool, bool, bool]]]:
+    """half -> [(entry id, report index, category right, entry in top 3, any entry proposed)]."""
     kb = load_kb()
-    out: dict[str, list[tuple[str, int, bool, bool]]] = {"tune": [], "held-out": []}
+    out: dict[str, list[tuple[str, int, bool, bool, bool]]] = {"tune": [], "held-out": []}
     with tempfile.TemporaryDirectory() as tmp:
         for eid, texts in load_reports().items():
             entry = kb.get(eid)
@@ -56,7 +57,8 @@ def outcomes() -> dict[str, list[tuple[str, int, bool, bool]]]:
                 log.write_text(text, encoding="utf-8")
                 r = diagnose([str(log)])
                 top_cat = r.matches[0].category if r.matches else None
-                out[half_of(eid)].append((eid, i, top_cat == entry.category, eid in [m.id for m in r.matches[:3]]))
+                out[half_of(eid)].append((eid, i, top_cat == entry.category, eid in [m.id for m in r.matches[:3]],
+                                          bool(r.matches)))
     return out
 
 
@@ -86,10 +88,11 @@ def test_reports_do_not_copy_the_entry_title():
 def test_figures_on_both_halves(outcomes):
     for half in ("tune", "held-out"):
         rows = outcomes[half]
-        cat = sum(1 for _, _, ok, _ in rows if ok)
-        top3 = sum(1 for _, _, _, ok in rows if ok)
+        cat = sum(1 for row in rows if row[2])
+        top3 = sum(1 for row in rows if row[3])
+        none = sum(1 for row in rows if not row[4])
         n = len(rows)
         print(f"\nparaphrases {half}: top category right {cat}/{n} = {cat / n:.0%}; entry in top 3 {top3}/{n} = "
-              f"{top3 / n:.0%}")
+              f"{top3 / n:.0%}; no entry proposed at all {none}/{n}")
         assert cat / n >= FLOORS[half][0], f"{half} category {cat}/{n}"
         assert top3 / n >= FLOORS[half][1], f"{half} top-3 {top3}/{n}"
