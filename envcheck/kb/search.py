@@ -51,9 +51,7 @@ GLOSSARY = {
     "断点": "checkpoint resume", "续训": "resume", "保存": "save checkpoint", "迁移": "migration cuda",
     "日志": "log", "共享内存": "shm", "回退": "fallback", "报错": "error",
     "堆栈": "stacktrace traceback", "混合精度": "mixed precision amp autocast", "生效": "effect disabled",
-    "升级": "upgrade upgrading", "索引": "indexing index", "赋值": "assignment", "容器": "container docker",
-    "编译": "compile compilation build", "带宽": "bandwidth", "梯度": "gradient",
-    "权重": "weights", "优化器": "optimizer", "学习率": "learning rate", "多机": "multi node",
+    "升级": "upgrade upgrading", "索引": "indexing index", "赋值": "assignment",
 }
 
 
