@@ -50,6 +50,8 @@ GLOSSARY = {
     "数据": "data", "数据加载": "dataloader pipeline data", "预处理": "preprocessing",
     "断点": "checkpoint resume", "续训": "resume", "保存": "save checkpoint", "迁移": "migration cuda",
     "日志": "log", "共享内存": "shm", "回退": "fallback", "报错": "error",
+    "堆栈": "stacktrace traceback", "混合精度": "mixed precision amp autocast", "生效": "effect disabled",
+    "升级": "upgrade upgrading", "索引": "indexing index", "赋值": "assignment",
 }
 
 
