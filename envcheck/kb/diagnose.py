@@ -54,6 +54,7 @@ from envcheck.kb.claims import HEAD_BYTES, Claim, Verdict, stated_versions
 from envcheck.kb.match import _TIMEOUT as _TIMEOUT_LINE
 from envcheck.kb.match import (
     SEV_BENIGN,
+    SEV_WARNING,
     SEVERITY_NAMES,
     Budget,
     EntryHits,
@@ -463,18 +464,12 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
     return out
 
 
-def described_categories(symptoms: list[LineEvent]) -> set[str]:
-    """The categories of the symptoms a report describes in its own words (not a machine's error record that
-    happens to contain symptom words, such as `RuntimeError: NPU out of memory`)."""
-    return {cat for ev in symptoms if not _RECORD.search(ev.text) for cat in ev.symptoms}
-
-
 def waited_only(hits: list[tuple[EntryHits, str]], symptoms: list[LineEvent], kb: Any) -> set[int]:
     """The hits (ids of their EntryHits) that only timeout lines show, in a report that describes a symptom of
     another category: a timeout says where a rank waited, which is what a slow checkpoint save, a stalled data
     loader or a dead peer all end in; what the report says was going on is the better lead. Those entries
     follow the entries of the described categories, still named (as a cascade is)."""
-    described = described_categories(symptoms)
+    described = {cat for ev in symptoms for cat in ev.symptoms}
     if not described:
         return set()
     out = set()
@@ -614,7 +609,6 @@ def _entry_norms(idx: dict[str, Any]) -> list[float]:
     return [max(x / avg, 1e-6) ** LENGTH_NORM for x in sums]
 
 
-_RECORD = re.compile(r"\b\w*(Error|Exception)\b:|\[ERROR\]|\bERROR\b|\bE[A-Z0-9][0-9]{4}\b|^\W{0,4}\[?[EWF]\d{3,4} ")
 _WAITED = _TIMEOUT_LINE  # a line saying a rank waited for a peer or an operation (match._TIMEOUT)
 _SOURCE_LINE = re.compile(r"^\W*(raise |File \"|\^+$|~+$|at [\w.$]+\()|^\(\w+ pid=\d+\)\s+(raise |File \")")
 # a message stating a failure; Chinese error words stand in sentences (reports), not in machine records
@@ -794,22 +788,15 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
     def key(item: tuple[EntryHits, str]) -> tuple:
         eh, conf = item
         k = eh.sort_key()
-        if conf == "likely":
+        if id(eh) in waited:  # after the entries of what the report says was going on
+            k = (False, -SEV_WARNING, 0, 1, True, (0, 0), 0.0, len(order) + order[id(eh)])
+        elif conf == "likely":
             k = k[:4] + (True, (0, 0), 0.0, order[id(eh)])
         else:  # the same evidence on the same line: the entry the rest of the input speaks of comes first
             k = k[:6] + (-ctx.get(eh.entry_id, 0.0),) + k[6:]
         return (eh.severity == SEV_BENIGN, is_howto(kb.get(eh.entry_id)), eh.entry_id not in cause) + k
 
     hits.sort(key=key)
-    if waited:  # after the last entry of what the report says was going on
-        described = described_categories(result.symptoms)
-        cats = [getattr(kb.get(eh.entry_id), "category", "") for eh, _ in hits]
-        last = max((i for i, c in enumerate(cats) if c in described), default=-1)
-        moved = [h for h in hits[:last] if id(h[0]) in waited]
-        if moved:
-            rest = [h for h in hits if id(h[0]) not in waited]
-            at = rest.index(hits[last]) + 1
-            hits = rest[:at] + moved + rest[at:]
 
     matches = []
     for eh, conf in hits:
