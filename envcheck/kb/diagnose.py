@@ -51,10 +51,8 @@ from typing import IO, Any
 
 from envcheck.errors import UsageError
 from envcheck.kb.claims import HEAD_BYTES, Claim, Verdict, stated_versions
-from envcheck.kb.match import _TIMEOUT as _TIMEOUT_LINE
 from envcheck.kb.match import (
     SEV_BENIGN,
-    SEV_WARNING,
     SEVERITY_NAMES,
     Budget,
     EntryHits,
@@ -464,24 +462,6 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
     return out
 
 
-def waited_only(hits: list[tuple[EntryHits, str]], symptoms: list[LineEvent], kb: Any) -> set[int]:
-    """The hits (ids of their EntryHits) that only timeout lines show, in a report that describes a symptom of
-    another category: a timeout says where a rank waited, which is what a slow checkpoint save, a stalled data
-    loader or a dead peer all end in; what the report says was going on is the better lead. Those entries
-    follow the entries of the described categories, still named (as a cascade is)."""
-    described = {cat for ev in symptoms for cat in ev.symptoms}
-    if not described:
-        return set()
-    out = set()
-    for eh, _conf in hits:
-        entry = kb.get(eh.entry_id)
-        if entry is None or entry.category in described or not eh.first:
-            continue
-        if all(_WAITED.search(h.text) for h in eh.first):
-            out.add(id(eh))
-    return out
-
-
 def context_scores(events: list[LineEvent], kb_root: Path, ids: set[str]) -> dict[str, float]:
     """How much the input's error and symptom lines speak of each entry in `ids` (kb search index, idf-weighted,
     length-normalised): breaks ties between entries with the same evidence on the same line — a code that two
@@ -609,7 +589,6 @@ def _entry_norms(idx: dict[str, Any]) -> list[float]:
     return [max(x / avg, 1e-6) ** LENGTH_NORM for x in sums]
 
 
-_WAITED = _TIMEOUT_LINE  # a line saying a rank waited for a peer or an operation (match._TIMEOUT)
 _SOURCE_LINE = re.compile(r"^\W*(raise |File \"|\^+$|~+$|at [\w.$]+\()|^\(\w+ pid=\d+\)\s+(raise |File \")")
 # a message stating a failure; Chinese error words stand in sentences (reports), not in machine records
 _MESSAGE = re.compile(r"\b\w*(Error|Exception|Warning)\b:|\[ERROR\]|\bERROR\b|\bE[A-Z0-9][0-9]{4}\b|"
@@ -747,8 +726,7 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
         kb_codes.update(c.upper() for c in e.error_codes)
 
     hits: list[tuple[EntryHits, str]] = [(eh, "matched" if eh.patterns else "code") for eh in result.ranked()]
-    early = waited_only(hits, result.symptoms, kb)  # a timeout next to a described symptom: the search still runs
-    specific_seen = any(eh.specific and eh.severity > SEV_BENIGN and id(eh) not in early for eh, _ in hits)
+    specific_seen = any(eh.specific and eh.severity > SEV_BENIGN for eh, _ in hits)
     if specific_seen:  # an entry only a generic (wrapper) code links to says nothing next to a specific one
         hits = [(eh, conf) for eh, conf in hits if conf != "code" or eh.specific]
     if not specific_seen and (result.errors or result.symptoms):
@@ -783,14 +761,11 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
     # how-to entries after every diagnosis, benign last; otherwise the matcher's order, and the
     # fallback's entries (pattern flag -1) among themselves in the order of their scores
     order = {id(eh): i for i, (eh, _) in enumerate(hits)}
-    waited = waited_only(hits, result.symptoms, kb)
 
     def key(item: tuple[EntryHits, str]) -> tuple:
         eh, conf = item
         k = eh.sort_key()
-        if id(eh) in waited:  # after the entries of what the report says was going on
-            k = (False, -SEV_WARNING, 0, 1, True, (0, 0), 0.0, len(order) + order[id(eh)])
-        elif conf == "likely":
+        if conf == "likely":
             k = k[:4] + (True, (0, 0), 0.0, order[id(eh)])
         else:  # the same evidence on the same line: the entry the rest of the input speaks of comes first
             k = k[:6] + (-ctx.get(eh.entry_id, 0.0),) + k[6:]

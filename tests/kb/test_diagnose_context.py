@@ -52,16 +52,3 @@ def test_a_traceback_cut_before_its_message_is_still_read(tmp_path):
     r = run(tmp_path, text)
     assert r.matches, "no entry for a traceback whose message was cut off"
     assert r.matches[0].category == "rank-config", ids(r)
-
-
-WATCHDOG = ("[rank3]:[E1201 10:00:00.000000000 ProcessGroupHCCL.cpp:800] [PG 0 Rank 3] Watchdog caught collective "
-            "operation timeout: WorkHCCL(SeqNum=12, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800012 "
-            "milliseconds before timing out.\n")
-
-
-def test_a_timeout_follows_what_the_report_says_was_going_on(tmp_path):
-    alone = run(tmp_path, WATCHDOG)
-    assert alone.matches and alone.matches[0].category == "hccl-timeout", ids(alone)
-    saving = run(tmp_path, "Every time rank 0 saves the checkpoint the job dies with a timeout:\n" + WATCHDOG)
-    assert saving.matches and saving.matches[0].category == "checkpoint", ids(saving)
-    assert "hccl-timeout" in [m.category for m in saving.matches], ids(saving)  # still named, after
