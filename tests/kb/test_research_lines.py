@@ -3,8 +3,9 @@
 tests/data/diagnose/research-lines.yaml lists the lines (verbatim, with the file and heading they are quoted
 under). For each labelled line the real `diagnose` runs on three inputs: the line alone, the line between a few
 neutral INFO lines with timestamps, and the same with a launcher prefix on every line (Ray workers, vLLM). The
-top entry's category must be the labelled one in all three. Lines whose meaning the research leaves open
-(`category: null`) are listed but not asserted. `pytest -s` prints the coverage figure.
+top entry's category must be the labelled one in all three, and a labelled `entry` among the top 3. Lines whose
+meaning the research leaves open (`category: null`) are listed but not asserted. The long lines are also cut every
+80 columns (a terminal paste), with a floor. `pytest -s` prints the coverage figures.
 """
 from __future__ import annotations
 
@@ -111,8 +112,10 @@ def test_coverage_figure(tops):
     n = len(LABELLED)
     for name in ("alone", "context", "prefixed"):
         ok = sum(1 for e in LABELLED if tops[(e["text"], name)] and tops[(e["text"], name)][0][1] == e["category"])
-        print(f"\nresearch lines ({name}): top category right {ok}/{n} = {ok / n:.0%}"
-              f" ({len(LINES) - n} lines with an open meaning not asserted)")
+        with_entry = [e for e in LABELLED if e.get("entry")]
+        ent = sum(1 for e in with_entry if e["entry"] in [g[0] for g in tops[(e["text"], name)]])
+        print(f"\nresearch lines ({name}): top category right {ok}/{n} = {ok / n:.0%}; labelled entry in top 3 "
+              f"{ent}/{len(with_entry)} ({len(LINES) - n} lines with an open meaning not asserted)")
 
 
 def test_hard_wrapped_lines(tops):
