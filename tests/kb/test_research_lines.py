@@ -20,7 +20,7 @@ from envcheck.kb.diagnose import diagnose
 from envcheck.kb.taxonomy import CATEGORIES
 
 LINES_FILE = DATA / "diagnose" / "research-lines.yaml"
-RESEARCH = Path("/work/shared/research")
+RESEARCH = Path(__file__).resolve().parents[3] / "shared" / "research"  # next to the checkout, as test_kb_content
 
 BEFORE = [
     "2026-11-30 08:12:01,532 - INFO - Running with args: seed=42, output_dir=./out",
