@@ -29,8 +29,8 @@ Matching is layered (each `Match` says which layer found it in `confidence`):
 
 Ranking follows the failure (envcheck/kb/match.py `EntryHits.sort_key`): errors over warnings,
 known-benign warnings last and marked benign, specific evidence over wrapper codes (`generic: true`)
-and weak patterns, then the first in time over its cascade; how-to entries (category migration,
-checklists) never outrank a diagnosis. With several ranks (a directory of per-rank logs or plog
+and weak patterns, then the first in time over its cascade; how-to entries (tagged
+`howto`: guides, checklists) never outrank a diagnosis. With several ranks (a directory of per-rank logs or plog
 folders, or one log with `[rankN]:` prefixes) `first_failure` names the rank that failed first and
 the ranks that only timed out waiting for it.
 """
@@ -66,8 +66,7 @@ from envcheck.version import __version__
 SCHEMA_VERSION = 1
 CONFIDENCES = ("matched", "code", "versions", "message", "likely")
 CLAIMS_TOTAL = 256 * 1024  # bytes of all inputs together read for stated versions (the heads of the first ones)
-HOWTO_CATEGORIES = frozenset({"migration"})
-HOWTO_TAGS = frozenset({"checklist", "preflight"})  # bringup-checklist, preflight-allreduce-selfcheck
+HOWTO_TAG = "howto"  # a guide or a checklist (bringup-checklist, loss-parity-gpu-npu, ...), not a diagnosis
 LIKELY_LIMIT = 3  # entries the fallback proposes
 LIKELY_LINES = 12  # error lines the fallback reads (the first ones: the cascade comes later)
 LENGTH_NORM = 0.5
@@ -359,8 +358,9 @@ def _label(path: str) -> str:
 # ---------------------------------------------------------------------------------------------- ranking
 
 def is_howto(entry: Any) -> bool:
-    """A how-to entry (a migration guide, a checklist) rather than the diagnosis of a failure."""
-    return entry is not None and (entry.category in HOWTO_CATEGORIES or bool(HOWTO_TAGS & set(entry.tags)))
+    """A how-to entry (a guide, a checklist: tagged `howto`) rather than the diagnosis of a failure. A migration
+    entry that explains a failure (`Torch not compiled with CUDA enabled`, a CUDA extension build) is a diagnosis."""
+    return entry is not None and HOWTO_TAG in entry.tags
 
 
 def is_benign_entry(entry: Any) -> bool:
