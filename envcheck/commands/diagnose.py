@@ -11,8 +11,10 @@ Binary files are skipped with a note; lines longer than --max-line bytes are cut
 (small) input has its hard-wrapped lines joined first.
 
 Each entry says how it was found: matched (a kb pattern), code (an error code the dictionary or
-the entry links to it; `envcheck explain CODE` says what a code means) or likely (closest to the
-error lines when nothing specific matched). Errors rank above warnings, known-harmless warnings
+the entry links to it; `envcheck explain CODE` says what a code means), versions (the versions the
+input states, e.g. "torch 2.12.0" / "torch_npu 2.8.0.post1" / "CANN 8.0.RC1" or a pip list, fail a
+compatibility check against the matrix, as `envcheck matrix check` would; shown with why) or likely
+(closest to the error lines when nothing specific matched). Errors rank above warnings, known-harmless warnings
 are marked benign and come last, and how-to entries never above a diagnosis. Given several ranks
 (a directory of per-rank logs or plog folders, or one log with [rankN]: prefixes) it names the
 rank that failed first and the ranks that only timed out waiting for it.
@@ -43,8 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from envcheck.commands._output import emit
-    from envcheck.kb.diagnose import diagnose
+    from envcheck.plan.stated import diagnose_report
 
-    result = diagnose(list(args.paths), kb_dir=args.kb, engine=args.engine, max_hits=args.max_hits,
+    result = diagnose_report(list(args.paths), kb_dir=args.kb, engine=args.engine, max_hits=args.max_hits,
                       max_line=args.max_line, time_budget=args.time_budget)
     return emit(result, args)

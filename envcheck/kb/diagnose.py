@@ -11,7 +11,14 @@ Matching is layered (each `Match` says which layer found it in `confidence`):
 2. ``code``: an error code in the input that the dictionary (envcheck/kb/error_codes.yaml) or an
    entry's `error_codes` links to the entry; codes in no dictionary are `unknown_codes`, the known
    ones are listed with their meaning in `codes`;
-3. ``likely``: when nothing specific matched but error lines exist, the kb entries closest to
+3. ``versions``: the versions the input states ("torch 2.12.0", "torch_npu 2.8.0.post1", "CANN 8.0.RC1",
+   a `pip list`; envcheck/kb/claims.py reads them from the head of each input) fail a compatibility check
+   (EC1xx against matrix.yaml) that links the entry; the lines the versions came from are its evidence and
+   the finding its `reason`. The judge lives above this layer: `diagnose(judge_versions=...)` takes it
+   (envcheck/plan/stated.py `diagnose_report` is what `envcheck diagnose` runs). A definite mismatch ranks
+   below pattern and code matches and above the rest; a mere warning after everything else but benign
+   warnings; a stack the matrix judges fine, or one stated twice with different versions, adds nothing;
+4. ``likely``: when nothing specific matched but error lines exist, the kb entries closest to
    those lines by the kb search index (envcheck/kb/search.py), earlier lines weighing more; in a
    pasted report also the lines that describe a symptom in words (match.SYMPTOMS: "slow", "loss
    becomes NaN", "running on the CPU", 显存不足 ...), whose taxonomy category is favoured, as the
@@ -27,17 +34,20 @@ the ranks that only timed out waiting for it.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import gzip
 import math
 import os
 import re
 import sys
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any
 
 from envcheck.errors import UsageError
+from envcheck.kb.claims import HEAD_BYTES, Claim, Verdict, stated_versions
 from envcheck.kb.match import (
     SEV_BENIGN,
     SEVERITY_NAMES,
@@ -51,12 +61,14 @@ from envcheck.kb.match import (
 from envcheck.version import __version__
 
 SCHEMA_VERSION = 1
-CONFIDENCES = ("matched", "code", "likely")
+CONFIDENCES = ("matched", "code", "versions", "likely")
+CLAIMS_TOTAL = 256 * 1024  # bytes of all inputs together read for stated versions (the heads of the first ones)
 HOWTO_CATEGORIES = frozenset({"migration"})
 HOWTO_TAGS = frozenset({"checklist", "preflight"})  # bringup-checklist, preflight-allreduce-selfcheck
 LIKELY_LIMIT = 3  # entries the fallback proposes
 LIKELY_LINES = 12  # error lines the fallback reads (the first ones: the cascade comes later)
 LENGTH_NORM = 0.5
+CONTEXT_LINES = 40  # error and symptom lines read to break ties between equally evidenced entries
 MIN_IDF = 1.0  # a word in a larger share of the entries than this idf says nothing about any of them
 LINE_WORDS = 1  # distinct words an entry must share with one error line to get credit from it
 CATEGORY_WORDS = 0.8  # weight of the category words a described symptom adds to its line's query
@@ -81,17 +93,20 @@ class Match:
     kb_show: str
     page: str
     confidence: str = "matched"
-    """matched (a kb pattern), code (an error code linked to the entry), likely (closest by search)"""
+    """matched (a kb pattern), code (an error code linked to the entry), versions (the versions the input
+    states fail a compatibility check that links the entry), likely (closest by search)"""
     severity: str = "error"
     """of the best line it was seen on: error, plain, warning, benign (a known-harmless warning)"""
     codes: tuple[str, ...] = ()
     """error codes in the input that link to this entry"""
+    reason: str = ""
+    """why the entry was named when no line shows it: the compatibility finding on the stated versions"""
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "category": self.category, "confidence": self.confidence,
                 "severity": self.severity, "hits": self.hits, "specificity": self.specificity,
                 "lines": [dict(h) for h in self.lines], "more_hits": self.more_hits, "codes": list(self.codes),
-                "fix": self.fix, "kb_show": self.kb_show, "page": self.page}
+                "reason": self.reason, "fix": self.fix, "kb_show": self.kb_show, "page": self.page}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Match:
@@ -248,6 +263,7 @@ class _Reader:
     def __init__(self, stream: IO[bytes], piece: int = 0) -> None:
         self.stream, self.error, self.truncated = stream, "", False
         self.piece = piece  # 0: read what is asked in one call (plain files); else at most this per call
+        self.head, self.head_limit = b"", 0  # the first head_limit bytes read are kept (stated versions)
 
     def read(self, n: int = -1) -> bytes:
         if self.error:
@@ -265,6 +281,8 @@ class _Reader:
                     break
                 parts.append(piece)
                 got += len(piece)
+                if len(self.head) < self.head_limit:
+                    self.head += piece[:self.head_limit - len(self.head)]
         except EOFError as exc:  # gzip: "Compressed file ended before the end-of-stream marker was reached"
             self.error, self.truncated = f"truncated stream ({exc})", True
         except (OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
@@ -286,9 +304,13 @@ def _open(path: str) -> list[IO[bytes]]:
     return [fh]
 
 
-def scan(inputs: list[str], matcher: Matcher, budget: float) -> ScanResult:
-    """Scan every input into one ScanResult; unreadable inputs and partial reads become notes."""
+def scan(inputs: list[str], matcher: Matcher, budget: float,
+         heads: list[tuple[str, bytes]] | None = None) -> ScanResult:
+    """Scan every input into one ScanResult; unreadable inputs and partial reads become notes.
+    With `heads`, the first bytes of the inputs (HEAD_BYTES each, CLAIMS_TOTAL in all) are appended to it
+    as (label, bytes), for the versions they state."""
     result = ScanResult()
+    head_left = CLAIMS_TOTAL if heads is not None else 0
     shared = Budget(budget)
     for path in inputs:
         label = _label(path)
@@ -304,6 +326,7 @@ def scan(inputs: list[str], matcher: Matcher, budget: float) -> ScanResult:
             result.partial = True
             continue
         reader = _Reader(streams[-1], _READ_PIECE if len(streams) > 1 else 0)
+        reader.head_limit = min(HEAD_BYTES, head_left)
         before = result.lines
         try:
             matcher.scan_stream(reader, label, result, budget=shared,  # type: ignore[arg-type]
@@ -312,6 +335,9 @@ def scan(inputs: list[str], matcher: Matcher, budget: float) -> ScanResult:
             if path != "-":
                 for s in reversed(streams):
                     s.close()
+        if heads is not None and reader.head and b"\0" not in reader.head:
+            heads.append((label, reader.head))
+            head_left -= len(reader.head)
         if reader.error:  # the wording of safeio.CountingLines.partial_note
             kind = "truncated .gz" if len(streams) > 1 and reader.truncated else "partial read"
             result.notes.append(f"{label}: {kind}: read {result.lines - before:,} lines before the {reader.error}; "
@@ -369,7 +395,8 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
     k = 0
     # messages first (`XxxError: ...`, `[ERROR] ...`, CANN `EI0006: ...`), each group in time order;
     # Python source lines of a traceback (`raise ValueError(`, `File "...", line 3`) are no query
-    errors = [ev for ev in errors if not _SOURCE_LINE.search(ev.text)]
+    messages = [ev for ev in errors if not _SOURCE_LINE.search(ev.text)]
+    errors = messages or errors  # a traceback cut before its message: its source lines are all there is
     errors = [ev for ev in errors if ev.symptoms or not _INTRO.match(ev.text)]
     errors.sort(key=lambda ev: (not (ev.symptoms or (_MESSAGE.search(ev.text) and not _ANNOUNCES.search(ev.text))),
                                 ev.pos))
@@ -427,6 +454,40 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
         if len(out) >= limit:
             break
     return out
+
+
+def context_scores(events: list[LineEvent], kb_root: Path, ids: set[str]) -> dict[str, float]:
+    """How much the input's error and symptom lines speak of each entry in `ids` (kb search index, idf-weighted,
+    length-normalised): breaks ties between entries with the same evidence on the same line — a code that two
+    entries list, or one line two patterns match — in favour of the entry whose words surround the failure
+    (a Ray cluster named next to a device-count error; NumPy named next to an init failure)."""
+    from envcheck.kb.search import load_index
+
+    if len(ids) < 2 or not events:
+        return {}
+    try:
+        idx = load_index(kb_root)
+    except OSError:
+        return {}
+    entries, postings = idx["entries"], idx["postings"]
+    want = {i for i, e in enumerate(entries) if e["id"] in ids}
+    n = max(len(entries), 1)
+    norms = _entry_norms(idx)
+    got: dict[int, float] = {}
+    seen: set[str] = set()
+    for ev in events[:CONTEXT_LINES]:
+        for tok, sim in query_terms(_query_text(ev.text), postings, ev.symptoms):
+            plist = postings.get(tok)
+            if tok in seen or not plist or (len(tok) < 3 and tok.isascii()) or tok.isdigit():
+                continue
+            seen.add(tok)  # a word counts once however many lines repeat it
+            idf = math.log(1.0 + n / len(plist))
+            if idf < MIN_IDF:
+                continue
+            for i, w in plist:
+                if i in want:
+                    got[i] = got.get(i, 0.0) + sim * idf * w / norms[i]
+    return {entries[i]["id"]: sc for i, sc in got.items()}
 
 
 def hints_from_symptoms(symptoms: list[LineEvent], hints: dict[str, float]) -> None:
@@ -599,11 +660,13 @@ def _path_host(src: str, roots: list[str]) -> str | None:
 # ---------------------------------------------------------------------------------------------- result
 
 def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: Path | None = None,
-          roots: list[str] | None = None, matcher: Matcher | None = None) -> DiagnoseResult:
+          roots: list[str] | None = None, matcher: Matcher | None = None,
+          verdicts: Sequence[tuple[str, Verdict]] = ()) -> DiagnoseResult:
     """The diagnosis; `inputs` are the PATH arguments as given (a directory is one).
 
     With several ranks, the entries the first failing rank's first error matches lead: the other
-    ranks' timeouts are its cascade, whatever order the files were read in."""
+    ranks' timeouts are its cascade, whatever order the files were read in. `verdicts`: (input label,
+    Verdict) from a judge of the versions the inputs state, shown as `versions` matches (`place_versions`)."""
     from envcheck import resources
     from envcheck.kb.codes import load_codes
     from envcheck.kb.link import fix_summary, page_url
@@ -635,6 +698,8 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
             eh = EntryHits(eid, count=1, quality=(ev.severity, 0, -1), pos=ev.pos)
             eh.first.append(_hit(ev))
             hits.append((eh, "likely"))
+    ctx = context_scores(list(result.errors) + list(result.symptoms), Path(kb_root or resources.kb_dir()),
+                         {eh.entry_id for eh, conf in hits if conf != "likely"})
     ff = first_failure(result, roots or [])
     cause: set[str] = set()
     if ff and matcher is not None:
@@ -647,7 +712,9 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
         eh, conf = item
         k = eh.sort_key()
         if conf == "likely":
-            k = k[:4] + (True, order[id(eh)])
+            k = k[:4] + (True, (0, 0), 0.0, order[id(eh)])
+        else:  # the same evidence on the same line: the entry the rest of the input speaks of comes first
+            k = k[:6] + (-ctx.get(eh.entry_id, 0.0),) + k[6:]
         return (eh.severity == SEV_BENIGN, is_howto(kb.get(eh.entry_id)), eh.entry_id not in cause) + k
 
     hits.sort(key=key)
@@ -661,6 +728,8 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
             more_hits=max(0, eh.count - len(eh.first)), fix=fix_summary(entry) if entry else "",
             kb_show=f"envcheck kb show {eh.entry_id}", page=page_url(entry) if entry else "",
             confidence=conf, severity=SEVERITY_NAMES.get(eh.severity, "plain"), codes=tuple(sorted(eh.codes))))
+    if verdicts:
+        matches = place_versions(matches, verdicts, kb)
 
     known, unknown = [], []
     for c in sorted(result.codes.values(), key=lambda c: c.pos):
@@ -685,6 +754,68 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
                           first_failure=ff, benign=benign)
 
 
+def place_versions(matches: list[Match], verdicts: Sequence[tuple[str, Verdict]], kb: Any) -> list[Match]:
+    """Add the entries the stated versions point to (`versions`), one Match per entry, to the ranked `matches`.
+
+    A strong verdict (a definite mismatch: a failing pairing) goes below the pattern and code matches
+    (lines of the failure itself; a log that got as far as a specific error ran on a stack that at least
+    imported, so a stated mismatch next to it may be stale) and above the search's `likely` guesses and
+    how-to entries. A weak one (a warning: "newer than the matrix", a pre-release, a driver the sources
+    only half pair) is no diagnosis: it comes after every other entry but known-benign warnings.
+    An entry a pattern or a code already found keeps that confidence, gains the reason and moves up to
+    where the verdict would go if that is higher; a `likely` entry becomes a `versions` one."""
+    from envcheck.kb.link import fix_summary, page_url
+
+    by_entry: dict[str, list[tuple[str, Verdict]]] = {}
+    for label, v in verdicts:
+        if kb.get(v.entry) is not None:
+            by_entry.setdefault(v.entry, []).append((label, v))
+    out = list(matches)
+    for eid, vs in sorted(by_entry.items(), key=lambda kv: not any(v.strong for _, v in kv[1])):
+        strong = any(v.strong for _, v in vs)
+        lines: list[dict[str, Any]] = []
+        for label, v in vs:
+            for c in v.claims:
+                h = {"file": label, "line": c.line, "text": c.text}
+                if h not in lines:
+                    lines.append(h)
+        reason = "; ".join(dict.fromkeys(v.message for _, v in vs))
+        old = next((m for m in out if m.id == eid), None)
+        at = out.index(old) if old is not None else len(out)
+        if old is not None:
+            out.remove(old)
+        stop = _versions_stop(out, kb, strong)
+        if old is not None and old.confidence != "likely":
+            out.insert(min(stop, at), dataclasses.replace(old, reason=reason))
+            continue
+        entry = kb.get(eid)
+        out.insert(stop, Match(
+            id=eid, title=entry.title, category=entry.category, hits=len(lines), specificity=0,
+            lines=tuple(lines[:3]), more_hits=max(0, len(lines) - 3), fix=fix_summary(entry),
+            kb_show=f"envcheck kb show {eid}", page=page_url(entry), confidence="versions",
+            severity="error" if strong else "warning", reason=reason))
+    return out
+
+
+# where versions matches go: "first" (lead), "above-likely" (below pattern and code matches, above the search's
+# guesses and how-to entries) or "last" (after every other entry but known-benign warnings)
+STRONG_PLACE = "above-likely"
+WEAK_PLACE = "last"
+
+
+def _versions_stop(matches: list[Match], kb: Any, strong: bool) -> int:
+    """Where a versions match goes in `matches` (see place_versions)."""
+    place = STRONG_PLACE if strong else WEAK_PLACE
+    for i, m in enumerate(matches):
+        if m.severity == "benign" or (is_howto(kb.get(m.id)) and place != "last"):
+            return i
+        if m.confidence == "versions":
+            continue
+        if place == "first" or (place == "above-likely" and m.confidence == "likely"):
+            return i
+    return len(matches)
+
+
 def _hit(ev: LineEvent) -> Any:
     from envcheck.kb.match import Hit
 
@@ -692,8 +823,12 @@ def _hit(ev: LineEvent) -> Any:
 
 
 def diagnose(paths: list[str], *, kb_dir: str | None = None, engine: str = "auto", max_hits: int = 3,
-             max_line: int = 64 * 1024, time_budget: float = 300.0) -> DiagnoseResult:
-    """Scan `paths` (files, directories, *.gz, '-'; none = the CANN log directory) against the kb."""
+             max_line: int = 64 * 1024, time_budget: float = 300.0,
+             judge_versions: Callable[[dict[str, Claim]], Sequence[Verdict]] | None = None) -> DiagnoseResult:
+    """Scan `paths` (files, directories, *.gz, '-'; none = the CANN log directory) against the kb.
+
+    `judge_versions`: judges the versions each input states (envcheck.plan.stated.judge_claims); its
+    verdicts become `versions` matches. Without it (this layer alone) stated versions are not read."""
     from envcheck.kb.entries import load_kb
     from envcheck.kb.match import kb_matcher
 
@@ -713,7 +848,11 @@ def diagnose(paths: list[str], *, kb_dir: str | None = None, engine: str = "auto
         raise UsageError(str(exc)) from None
     matcher = copy.copy(matcher)  # the compiled patterns are shared; the limits are this run's
     matcher.max_hits, matcher.max_line = max_hits, max_line
-    result = scan(inputs, matcher, time_budget)
+    heads: list[tuple[str, bytes]] | None = [] if judge_versions is not None else None
+    result = scan(inputs, matcher, time_budget, heads)
+    verdicts: list[tuple[str, Verdict]] = []
+    if judge_versions is not None:
+        verdicts = stated_verdicts(heads or [], judge_versions, result.notes)
     result.notes[:0] = matcher.notes + problems
     if problems:
         result.partial = True
@@ -722,4 +861,22 @@ def diagnose(paths: list[str], *, kb_dir: str | None = None, engine: str = "auto
                                "big logs (pip install google-re2)")
     dirs = [p for p in (paths or shown) if p != "-" and os.path.isdir(p)]
     return build(result, load_kb(root), matcher.engine, shown, kb_root=Path(root) if root else None, roots=dirs,
-                 matcher=matcher)
+                 matcher=matcher, verdicts=verdicts)
+
+
+def stated_verdicts(heads: list[tuple[str, bytes]], judge_versions: Callable[[dict[str, Claim]], Sequence[Verdict]],
+                    notes: list[str]) -> list[tuple[str, Verdict]]:
+    """(label, verdict) for the versions each input's head states; a judge that fails is a note, never the end."""
+    out: list[tuple[str, Verdict]] = []
+    for label, head in heads:
+        text = head.decode("utf-8", "replace")
+        if len(head) >= HEAD_BYTES:  # cut mid-line: the last line is not whole
+            text = text[:text.rfind("\n") + 1]
+        claims = stated_versions(text)
+        if not claims:
+            continue
+        try:
+            out.extend((label, v) for v in judge_versions(claims))
+        except Exception as exc:  # the matrix must never take the diagnosis down
+            notes.append(f"{label}: the stated versions could not be judged ({type(exc).__name__}: {exc})")
+    return out

@@ -86,7 +86,14 @@ SYMPTOMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((cat, re.compile(rx, r
      r"\b(nan|inf)\b|\bloss\b.{0,30}\b(increas\w*|jump\w*|spik\w*|diverg\w*|explod\w*|blows? up)|"
      r"\b(fp16|bf16|float16|half|numeric\w*|gradients?|loss)\W+(\w+\W+)?(overflow|underflow)|"
      r"gradient explosion|exploding gradient|\baccuracy (drops?|degrad\w*|loss)|"
-     r"精度|数值(溢出|异常|不稳定)|梯度(爆炸|消失)|跑飞|发散|loss.{0,12}(突然|突增|增大|变大|飞|异常)"),
+     r"精度|数值(溢出|异常|不稳定)|梯度(爆炸|消失)|跑飞|发散|loss.{0,12}(突然|突增|增大|变大|飞|异常)|"
+     # what a model's wrong answers look like to its user: garbage, repeats, results unlike the GPU's
+     r"\b(outputs?|results?|responses?|answers?|generations?|text)\b.{0,30}\b(garbled|gibberish|nonsense|"
+     r"meaningless|wrong|incorrect|abnormal|corrupt\w*|repeat\w*|repetitive)\b|"
+     r"\b(differ\w*|inconsistent|mismatch\w*|deviat\w*)\b.{0,40}\b(GPU|CUDA|A100|A800|H100|H800|4090|CPU)\b|"
+     r"\b(results?|outputs?|logits|accuracy|precision)\b.{0,40}\b(differ\w*|inconsistent|deviat\w*)\b|"
+     r"(输出|结果|回答|生成).{0,12}(乱码|感叹号|重复|异常|错误|不对|不一致|胡言乱语)|"
+     r"(与|和|跟)\s*(GPU|CPU|显卡|英伟达).{0,12}(不一致|不同|差异|对不上)"),
     ("cpu-fallback",
      r"\b(run|runs|running|ran|executed|executing|computed)\s+on\s+(the\s+)?(CPU|host)\b|\bCPU instead\b|"
      r"instead of (on )?(the )?NPU|\bfall(s|ing)?\s*back to (the )?CPU|"
@@ -100,6 +107,20 @@ SYMPTOMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((cat, re.compile(rx, r
      r"(the\s+|any\s+)?(NPU|Ascend|device)|\bNPUs?\s+(is |are |were |was )?not\s+(be\s+)?(detected|recogni[sz]ed|found|"
      r"visible)|\bno NPUs?( devices?)? (found|detected|available)\b|is_available\(\)\W+(\w+\W+){0,3}False|"
      r"(识别|检测|找)不到\s*(NPU|卡|设备)|(NPU|卡|设备)\s*(无法|不能)(识别|使用|检测)"),
+    ("checkpoint",
+     r"\b(sav\w*|load\w*|resum\w*|writ\w*)\s+(the\s+|a\s+)?(model|checkpoints?|ckpts?|weights|state[_ ]dict|"
+     r"optimizer state)\b.{0,40}\b(fail\w*|errors?|hangs?|hung|stuck|slow|time[sd]? ?out|timeouts?|crash\w*)|"
+     r"\b(checkpoints?|ckpts?)\b.{0,30}\b(fail\w*|hangs?|stuck|time[sd]? ?out|timeouts?|corrupt\w*|missing)\b|"
+     r"(保存|加载|存储|恢复|续训|断点).{0,8}(模型|权重|检查点|checkpoint|ckpt).{0,16}(失败|超时|卡住|卡死|报错|很慢|慢)|"
+     r"(保存|加载)(模型|权重|checkpoint|ckpt)?.{0,6}(时|的时候)?.{0,8}(超时|卡住|卡死|失败)"),
+    ("data-pipeline",
+     r"\b(data ?loader|dataloading|data loading|num_workers|dataset loading|prefetch\w*)\b.{0,40}"
+     r"\b(hangs?|hung|stuck|slow\w*|bottleneck|deadlock\w*|killed|freez\w*)|"
+     r"(数据加载|数据读取|数据预处理|dataloader).{0,12}(慢|卡住|卡死|瓶颈|死锁)"),
+    ("hccl-timeout",
+     r"\b(hangs?|hung|stuck|freez\w*)\b.{0,40}\b(all_?reduce|all_?gather|broadcast|collective|barrier|"
+     r"multi-?(node|machine)|HCCL)\b|\b(all_?reduce|all_?gather|broadcast|collective|barrier|HCCL)\b.{0,40}"
+     r"\b(hangs?|hung|stuck|never returns|freez\w*)\b|(多机|多卡|集合通信|通信).{0,12}(卡住|卡死|挂住|hang)"),
     ("version-mismatch",
      r"\bversions? (conflict|mismatch|incompatib\w*)|\bincompatible versions?\b|\bbreaking changes?\b|"
      r"版本(冲突|不匹配|不兼容|不一致|不对应)|不配套"),

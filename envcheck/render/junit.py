@@ -79,6 +79,8 @@ def render_diagnose(result: DiagnoseResult, **_: Any) -> str:
         if m.severity == "benign":
             ET.SubElement(case, "system-out").text = "known harmless warning\n" + "\n".join(body)
             continue
+        if m.reason:
+            body.insert(0, f"why: {m.reason}")
         if m.fix:
             body.append(f"fix: {m.fix}")
         body.append(f"kb: {m.id} (confidence: {m.confidence})")

@@ -93,6 +93,8 @@ def render_diagnose(result: DiagnoseResult, **_: Any) -> str:
     for i, m in enumerate(result.matches, 1):
         out += [f"### {i}. {m.title or m.id}", ""]
         lines = "\n".join(f"{h.get('file')}:{h.get('line')}: {h.get('text')}" for h in m.lines)
+        if m.reason:
+            out += [f"**Why:** {cell(m.reason)}", ""]
         if lines:
             out += [fence(lines), ""]
         if m.fix and m.severity != "benign":

@@ -19,7 +19,7 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
-from envcheck.kb.diagnose import DiagnoseResult
+from envcheck.kb.diagnose import CONFIDENCES, DiagnoseResult
 from envcheck.model import SECTIONS, Finding, Report, Status
 from envcheck.termsafe import escape_controls
 
@@ -375,8 +375,9 @@ def render_diagnose(result: DiagnoseResult, verbose: bool = False, color: bool =
                    f"in {where}; the closest kb entries (likely):")
     elif real:
         n = len(real)
-        how = {c: sum(1 for m in real if m.get("confidence") == c) for c in ("matched", "code", "likely")}
-        detail = ", ".join(f"{v} {'by error code' if c == 'code' else c}" for c, v in how.items() if v)
+        how = {c: sum(1 for m in real if m.get("confidence") == c) for c in CONFIDENCES}
+        words = {"code": "by error code", "versions": "by the stated versions"}
+        detail = ", ".join(f"{v} {words.get(c, c)}" for c, v in how.items() if v)
         out.append(f"envcheck diagnose: {n} matching kb entr{'ies' if n != 1 else 'y'} in {where}"
                    + (f" ({detail})" if how["matched"] != n else ""))
     elif errors or d["codes"] or d["unknown_codes"]:
@@ -404,6 +405,8 @@ def render_diagnose(result: DiagnoseResult, verbose: bool = False, color: bool =
                    f"  ({conf})")
         if m["title"]:
             out.append(f"    {m['title']}")
+        if m.get("reason"):
+            out.append(f"    why: {m['reason']}")
         for h in m["lines"]:
             out.append(f"    {h['file']}:{h['line']}: {h['text']}")
         if m["more_hits"]:

@@ -40,6 +40,39 @@ def test_symptom_words_by_category():
     assert symptoms_of("pip install finished, versions: torch 2.1.0") == ()
 
 
+@pytest.mark.parametrize("text, category", [
+    # how users describe wrong answers (numerics), written for this test in several wordings
+    ("After switching to the NPU the model output is garbled", "numerics"),
+    ("the responses are repetitive nonsense on 910B", "numerics"),
+    ("Logits on the NPU differ from the CUDA run by 1e-1", "numerics"),
+    ("NPU 上推理结果与 GPU 不一致", "numerics"),
+    ("模型生成的回答全是乱码", "numerics"),
+    # saving and resuming
+    ("saving the checkpoint hangs on rank 0 for 30 minutes", "checkpoint"),
+    ("Loading the model weights fails after resume", "checkpoint"),
+    ("多机训练时保存权重超时", "checkpoint"),
+    # data loading
+    ("the DataLoader hangs when num_workers > 0", "data-pipeline"),
+    ("数据加载很慢，NPU 一直在等", "data-pipeline"),
+    # collectives that hang
+    ("training is stuck at the first allreduce on the second node", "hccl-timeout"),
+    ("HCCL hangs forever after 200 steps", "hccl-timeout"),
+    ("多机训练卡住不动", "hccl-timeout"),
+])
+def test_more_described_symptoms(text, category):
+    assert category in symptoms_of(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "the checkpoint was saved to /data/ckpt",  # no failure word
+    "results: accuracy 81.2%",  # a result, not a difference
+    "Loading checkpoint shards: 100%|##########| 4/4",  # a progress bar
+    "allreduce bandwidth 180 GB/s",  # a measurement
+])
+def test_neutral_statements_are_no_symptom(text):
+    assert symptoms_of(text) == (), text
+
+
 def test_machine_records_and_warnings_are_no_description():
     text = (b"[INFO] 2025-01-01 10:00:00 tokenizer loaded, fast path unavailable, slow path used\n"
             b"[WARNING] slow tokenizer in use\n"

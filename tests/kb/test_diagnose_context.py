@@ -1,0 +1,54 @@
+"""Ties between entries with the same evidence on the same line are broken by the rest of the input (issue 11).
+
+Error code 207004 (ACL_ERROR_RT_NO_DEVICE) is linked to two kb entries: no-npu-visible and ray-visible-devices-
+override. Which one the failure is depends on what surrounds the line; the texts are written for this test.
+"""
+from __future__ import annotations
+
+from envcheck.kb.diagnose import DiagnoseResult, diagnose
+
+LINE = ("RuntimeError: init:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:285 NPU function error: "
+        "aclrtGetDeviceCount(&device_count), error code is 207004\n")
+
+
+def run(tmp_path, text: str) -> DiagnoseResult:
+    p = tmp_path / "paste.txt"
+    p.write_text(text, encoding="utf-8")
+    return diagnose([str(p)])
+
+
+def ids(r: DiagnoseResult) -> list[str]:
+    return [m.id for m in r.matches]
+
+
+def test_the_entry_the_input_speaks_of_wins_the_tie(tmp_path):
+    plain = ids(run(tmp_path, LINE))
+    assert {"no-npu-visible", "ray-visible-devices-override"} <= set(plain[:2])
+    ray = ids(run(tmp_path, "Started the workers with a Ray cluster on two nodes; every worker but the first fails:\n"
+                            + LINE + "ERROR ray worker exited: RuntimeError: no device\n"))
+    assert ray[0] == "ray-visible-devices-override", ray
+    container = ids(run(tmp_path, "ERROR inside the docker container no NPU device found, /dev/davinci missing\n"
+                                  + LINE))
+    assert container[0] != "ray-visible-devices-override", container
+
+
+def test_context_never_lifts_weaker_evidence(tmp_path):
+    # a pattern match outranks an entry that only a code links to, however much the input speaks of the latter
+    text = ("Ray Ray Ray cluster placement group actor ray start\n"
+            "ImportError: libhccl.so: cannot open shared object file: No such file or directory\n")
+    r = run(tmp_path, text)
+    assert r.matches and r.matches[0].confidence == "matched"
+    assert r.matches[0].category == "env-not-loaded"
+
+
+def test_a_traceback_cut_before_its_message_is_still_read(tmp_path):
+    # the paste stops at the `raise` line: the source lines are all the evidence there is (written for this test)
+    text = ("Traceback (most recent call last):\n"
+            '  File "pretrain.py", line 9, in <module>\n'
+            '    dist.init_process_group("hccl")\n'
+            '  File "/opt/venv/lib/python3.10/site-packages/torch/distributed/rendezvous.py", line 166, in '
+            "_env_rendezvous_handler\n"
+            '    raise _env_error("WORLD_SIZE")\n')
+    r = run(tmp_path, text)
+    assert r.matches, "no entry for a traceback whose message was cut off"
+    assert r.matches[0].category == "rank-config", ids(r)
