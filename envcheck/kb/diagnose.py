@@ -729,7 +729,7 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
     specific_seen = any(eh.specific and eh.severity > SEV_BENIGN for eh, _ in hits)
     if specific_seen:  # an entry only a generic (wrapper) code links to says nothing next to a specific one
         hits = [(eh, conf) for eh, conf in hits if conf != "code" or eh.specific]
-    if not specific_seen and (result.errors or result.symptoms):
+    if not specific_seen and (result.errors or result.symptoms or result.prose):
         root = kb_root or resources.kb_dir()
         matched_ids = {eh.entry_id for eh, _ in hits}
         hints: dict[str, float] = {}
@@ -748,6 +748,8 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
         queries = list(result.errors)
         queried = {(ev.source, ev.line) for ev in queries}
         queries += [ev for ev in result.symptoms if (ev.source, ev.line) not in queried]
+        if not queries:  # a report told in words only: its sentences are the query
+            queries = list(result.prose)
         for eid, _score, ev in likely_entries(queries, Path(root), kb, matched_ids, hint_categories=hints):
             eh = EntryHits(eid, count=1, quality=(ev.severity, 0, -1), pos=ev.pos)
             eh.first.append(_hit(ev))

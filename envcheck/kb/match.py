@@ -301,6 +301,7 @@ class ScanResult:
     notes: list[str] = field(default_factory=list)
     errors: list[LineEvent] = field(default_factory=list)
     symptoms: list[LineEvent] = field(default_factory=list)  # lines of a pasted report describing a symptom
+    prose: list[LineEvent] = field(default_factory=list)  # sentences of a pasted report (see prose_lines)
     ranks: dict[tuple, RankEvents] = field(default_factory=dict)
     benign: dict[str, list] = field(default_factory=dict)  # why -> [count, first Hit]
     error_lines: int = 0
@@ -436,6 +437,29 @@ _QUIET_LEVEL = re.compile(r"\[(INFO|DEBUG|EVENT|TRACE|WARNING|WARN)\]|\b(INFO|DE
                           r"^\W{0,3}[IWD][0-9]{4} ")
 
 
+PROSE_LINES = 20  # sentences of a pasted report kept for the fallback when it has no error or symptom line
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+|[\u4e00-\u9fff]{2,}")
+_PROSE_SKIP = re.compile(r"^\W{0,3}(\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[IWEF]\d{3,4} |\$ |>>> |#+ |\|)|https?://")
+
+
+def prose_lines(block: bytes, start: int, end: int) -> list[tuple[int, str]]:
+    """(line, text) of the first sentences of a pasted report: what its writer says in words ("inside docker
+    npu-smi shows nothing and device_count() is 0"). Read by the fallback only when the report has no error
+    line and describes no known symptom; machine records (levels, timestamps, prompts, tables, links) are none."""
+    out: list[tuple[int, str]] = []
+    for n, raw in enumerate(block[start:end].split(b"\n")):
+        if len(out) >= PROSE_LINES:
+            break
+        line = raw.rstrip(b"\r").decode("utf-8", "replace").strip()
+        if len(line) < 12 or _LEVEL.search(line, 0, 240) or _PROSE_SKIP.search(line) or benign_reason(line):
+            continue
+        words = _WORD.findall(line)
+        letters = sum(len(w) for w in words)
+        if (len(words) >= 4 or any(len(w) >= 6 and not w.isascii() for w in words)) and letters >= 0.5 * len(line):
+            out.append((n, _excerpt(line.encode("utf-8"))))
+    return out
+
+
 def symptom_lines(block: bytes, start: int, end: int) -> list[tuple[int, str, int, tuple[str, ...]]]:
     """(line, text, severity, categories) of the lines of a pasted report that describe a symptom.
 
@@ -561,6 +585,7 @@ class _Block:
     error_lines: int = 0
     linemap: list[int] | None = None  # logical line -> physical line (unwrapped input)
     symptoms: list[tuple[int, str, int, tuple[str, ...]]] = field(default_factory=list)  # (line, text, sev, cats)
+    prose: list[tuple[int, str]] = field(default_factory=list)  # (line, text) of a pasted report's sentences
 
 
 class Matcher:
@@ -719,6 +744,7 @@ class Matcher:
                     if linemap is not None:
                         found.linemap, found.newlines = linemap, physical
                         found.symptoms = symptom_lines(block, start, end)
+                        found.prose = prose_lines(block, start, end)
                     self._merge(found, source, state, result)
                     continue
                 pending.append(pool.submit(scan, block, start, end, budget.deadline, lean, state["errors"]))
@@ -923,6 +949,10 @@ class Matcher:
                 b[0] += count
         result.error_lines += blk.error_lines
         state["errors"] += blk.error_lines
+        for rel, text in blk.prose:
+            if len(result.prose) < PROSE_LINES:
+                line = phys(rel)
+                result.prose.append(LineEvent(source, line, text, SEV_PLAIN, (fidx, line)))
         for rel, text, sev, cats in blk.symptoms:
             if len(result.symptoms) < KEEP_ERRORS:
                 line = phys(rel)

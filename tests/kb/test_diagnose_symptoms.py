@@ -106,3 +106,32 @@ def test_announcing_prose_is_not_read_as_the_error(tmp_path):
             "OSError: /opt/ext/ascend_extension.so: undefined symbol: _ZN7c10_npu3acl20AclrtPeekAtLastErrorE\n")
     r = run(tmp_path, text)
     assert r.matches and r.matches[0].category == "version-mismatch"
+
+
+@pytest.mark.parametrize("text, category", [
+    # reports told in words only: no error line, no symptom word; written for this test
+    ("Inside the docker container npu-smi info prints nothing and torch.npu.device_count() returns 0.\n",
+     "device-unavailable"),
+    ("我们在容器里面看不到任何 NPU 卡，宿主机上是正常的\n", "device-unavailable"),
+    ("After the first epoch the resident memory of every dataloader worker keeps climbing until the host "
+     "runs out of RAM and the job is killed.\n", "out-of-memory"),
+])
+def test_a_report_in_words_only_gets_the_closest_entries(tmp_path, text, category):
+    r = run(tmp_path, text)
+    assert r.matches and r.matches[0].confidence == "likely", [m.id for m in r.matches]
+    assert category in [m.category for m in r.matches[:3]], [m.id for m in r.matches]
+
+
+def test_machine_records_are_no_prose():
+    from envcheck.kb.match import prose_lines
+
+    text = (b"2025-01-01 10:00:00 starting the training loop with eight devices\n"
+            b"[INFO] loading the tokenizer from the local cache directory\n"
+            b"W0101 10:00:00.000 engine.cc:1] waiting for all workers to report in\n"
+            b">>> import torch_npu; print(torch_npu.npu.device_count())\n"
+            b"| NPU | Name | Health | Power | Temp |\n"
+            b"see https://gitee.com/ascend/pytorch for the installation guide\n"
+            b"step 12 loss 2.31 tokens/s 41234\n"
+            b"the job stops after the first checkpoint and never resumes\n")
+    got = prose_lines(text, 0, len(text))
+    assert [t for _, t in got] == ["the job stops after the first checkpoint and never resumes"]
