@@ -599,7 +599,9 @@ _INTRO = re.compile(r"^(?![^:：]*\w(Error|Exception)[:：]).{0,60}[:：]\s*$")
 # word names the paste, not a failure, so it is no message (its other words may still help as context)
 _ANNOUNCES = re.compile(r"(报错|错误|出错|异常|如下|日志|信息|提示|\berrors?|\bexceptions?|\bfollowing|\bbelow|"
                         r"\blogs?|\boutput)\W{0,3}[:：]\s*$", re.I)
-_NOISE = re.compile(r"(/[\w.+-]+)+/?|0x[0-9a-fA-F]+|\b\d[\d.:,-]*\b|\[(FUNC|FILE|LINE):[^\]]*\]|\bPID:? ?\d+")
+# launcher prefixes ("(RayWorkerWrapper pid=4711)", "(VllmWorker rank=1 pid=9)", "[rank3]:") name the process, not
+# the failure; then paths, hex, numbers, timestamps, CANN's [FUNC:..][FILE:..] trailers
+_NOISE = re.compile(r"\(\w+(?: \w+=[\w.:-]+)+\)|\[rank ?\d+\]:?|(/[\w.+-]+)+/?|0x[0-9a-fA-F]+|\b\d[\d.:,-]*\b|\[(FUNC|FILE|LINE):[^\]]*\]|\bPID:? ?\d+")
 
 
 def _query_text(text: str) -> str:

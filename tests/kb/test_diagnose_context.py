@@ -52,3 +52,12 @@ def test_a_traceback_cut_before_its_message_is_still_read(tmp_path):
     r = run(tmp_path, text)
     assert r.matches, "no entry for a traceback whose message was cut off"
     assert r.matches[0].category == "rank-config", ids(r)
+
+
+def test_launcher_prefixes_are_no_query_words():
+    from envcheck.kb.diagnose import _query_text
+
+    assert _query_text("(RayWorkerWrapper pid=4711) [Error]: The execution of the internal task times out.") == \
+        "[Error]: The execution of the internal task times out."
+    assert _query_text("(VllmWorker rank=1 pid=93) [rank1]: RuntimeError: shm full") == "RuntimeError: shm full"
+    assert "worker" in _query_text("the dataloader worker (pid 93) was killed").lower()  # prose keeps its words
