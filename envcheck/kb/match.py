@@ -551,7 +551,8 @@ def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
         cur, start = texts[i], i
         while i + 1 < len(texts) and texts[i + 1].strip():
             nxt = texts[i + 1]
-            if cand[i] and lengths[i] in widths:
+            if (cand[i] and lengths[i] in widths) or (lengths[i] in TERMINAL_WIDTHS and _CUT_ON.match(nxt)
+                                                      and not _NEW_RECORD.match(nxt)):
                 cur += nxt
             elif (40 <= lengths[i] <= 240 and _ENDS_MID.search(texts[i]) and _CONTINUES.match(nxt)
                   and not _RECORD.match(texts[start])):
@@ -565,6 +566,14 @@ def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
     return out, starts
 
 
+TERMINAL_WIDTHS = frozenset({80, 100, 120})
+# at a terminal's exact width the cut falls anywhere: mid-word ("Set seed for `npu`"), mid-number ("50" + "7048"),
+# mid-identifier ("HCCL_CONNECT" + "_TIMEOUT"); the next line then starts with anything but a new record's start
+_CUT_ON = re.compile(rb"[A-Z0-9_`'\"(]")
+_NEW_RECORD = re.compile(rb"\W{0,3}(\[?(ERROR|WARNING|WARN|INFO|DEBUG|EVENT|TRACE|CRITICAL|FATAL)\b|"
+                         rb"(20[0-9]{2}|[01][0-9])-[0-9]{2}[- ]|[IWEF][0-9]{3,4} |[0-9]{2}:[0-9]{2}:[0-9]{2}|"
+                         rb"Traceback |During handling|[A-Za-z_.]*(Error|Exception|Warning)\b|E[A-Z][0-9]{4}\b|"
+                         rb"E[0-9]{5}\b|\[rank ?[0-9]+\]|File \"|[0-9]+ ?[|:]|[A-Z][a-z]+:)")
 _WRAPPED_ON = re.compile(rb"[a-z.,;:)'\"]")  # a continuation, not a new record (those start upper-case, [ or digits)
 _ENDS_MID = re.compile(rb"[A-Za-z,]$")
 # a machine log record (level, timestamp, glog prefix): its lines are never prose broken at a space

@@ -84,6 +84,20 @@ def test_unwrap_rules():
     assert unwrap(rec)[0] == rec
 
 
+def test_unwrap_at_a_terminal_width_joins_any_cut_but_never_a_new_record():
+    head = b"RuntimeError: HCCL init timed out, consider raising HCCL_CONNECT"  # padded to exactly 80 columns
+    head = head + b"." * (80 - len(head))
+    assert len(head) == 80
+    for piece in (b"_TIMEOUT to 300 seconds", b"7048 retries", b"Set seed for `npu` device", b"`torch.npu` ok"):
+        assert unwrap([head, piece])[0] == [head + piece], piece
+    for record in (b"RuntimeError: second failure", b"[ERROR] RUNTIME(1,python3) failed", b"2025-01-01 10:00:00 x",
+                   b"Traceback (most recent call last):", b"EI0006: Getting socket times out", b"[rank3]: boom",
+                   b"E1201 10:00:00.000 x.cc:1] boom", b'File "x.py", line 3', b"Note: a new sentence"):
+        assert unwrap([head, record])[0] == [head, record], record
+    short = b"RuntimeError: HCCL init timed out"  # not at a terminal's width: a capital starts a new line
+    assert unwrap([short, b"Set seed for `npu` device"])[0] == [short, b"Set seed for `npu` device"]
+
+
 def test_benign_warning_never_first_and_how_to_never_above_a_diagnosis(tmp_path):
     text = "\n".join([
         DOUBLE,

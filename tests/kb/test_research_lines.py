@@ -31,8 +31,8 @@ AFTER = [
 ]
 PREFIX = "(RayWorkerWrapper pid=4711) "
 WRAP = 80  # a terminal's hard wrap: pasted lines cut every 80 columns
-WRAPPED_FLOOR = 0.95  # reached 119/124 when set (match.unwrap joins a piece only when it goes on in lower case or
-# punctuation: pieces that start with a capital, a digit, `_` or a backquote stay apart); may only be raised
+WRAPPED_FLOOR = 1.0  # reached 124/124 (match.unwrap joins any cut at a terminal's exact width unless the
+# next piece starts a new record; 119/124 before, when only lower-case or punctuation went on); may only be raised
 
 
 def load_lines() -> list[dict]:
