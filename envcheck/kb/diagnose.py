@@ -601,7 +601,8 @@ _ANNOUNCES = re.compile(r"(报错|错误|出错|异常|如下|日志|信息|提�
                         r"\blogs?|\boutput)\W{0,3}[:：]\s*$", re.I)
 # launcher prefixes ("(RayWorkerWrapper pid=4711)", "(VllmWorker rank=1 pid=9)", "[rank3]:") name the process, not
 # the failure; then paths, hex, numbers, timestamps, CANN's [FUNC:..][FILE:..] trailers
-_NOISE = re.compile(r"\(\w+(?: \w+=[\w.:-]+)+\)|\[rank ?\d+\]:?|(/[\w.+-]+)+/?|0x[0-9a-fA-F]+|\b\d[\d.:,-]*\b|\[(FUNC|FILE|LINE):[^\]]*\]|\bPID:? ?\d+")
+_NOISE = re.compile(r"\(\w+(?: \w+=[\w.:-]+)+\)|\[rank ?\d+\]:?|(/[\w.+-]+)+/?|0x[0-9a-fA-F]+|\b\d[\d.:,-]*\b|"
+                    r"\[(FUNC|FILE|LINE):[^\]]*\]|\bPID:? ?\d+")
 
 
 def _query_text(text: str) -> str:
