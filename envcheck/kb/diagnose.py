@@ -766,6 +766,10 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
     # how-to entries after every diagnosis, benign last; otherwise the matcher's order, and the
     # fallback's entries (pattern flag -1) among themselves in the order of their scores
     order = {id(eh): i for i, (eh, _) in enumerate(hits)}
+    # a report with no error line and nothing specific found asks a question ("how do we prove the port is
+    # right?"): every entry is a guess from its words, and a guide may be the answer; otherwise how-to
+    # entries follow every diagnosis
+    asked = not result.errors and all(conf == "likely" for _, conf in hits)
 
     def key(item: tuple[EntryHits, str]) -> tuple:
         eh, conf = item
@@ -774,7 +778,8 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
             k = k[:4] + (True, (0, 0), 0.0, order[id(eh)])
         else:  # the same evidence on the same line: the entry the rest of the input speaks of comes first
             k = k[:6] + (-ctx.get(eh.entry_id, 0.0),) + k[6:]
-        return (eh.severity == SEV_BENIGN, is_howto(kb.get(eh.entry_id)), eh.entry_id not in cause) + k
+        return (eh.severity == SEV_BENIGN, not asked and is_howto(kb.get(eh.entry_id)),
+                eh.entry_id not in cause) + k
 
     hits.sort(key=key)
 

@@ -433,6 +433,9 @@ def symptoms_of(text: str) -> tuple[str, ...]:
     return tuple(cat for cat, rx in SYMPTOMS if rx.search(text))
 
 
+# a machine record names its level at its start ("[INFO] ...", "INFO 04-18 ...", "(Worker pid=1) WARNING ...",
+# "W0101 ..."); a sentence may name one further on ("the console is flooded with [INFO] GE lines")
+RECORD_HEAD = 32
 _QUIET_LEVEL = re.compile(r"\[(INFO|DEBUG|EVENT|TRACE|WARNING|WARN)\]|\b(INFO|DEBUG|WARNING|WARN)\b|"
                           r"^\W{0,3}[IWD][0-9]{4} ")
 
@@ -451,7 +454,7 @@ def prose_lines(block: bytes, start: int, end: int) -> list[tuple[int, str]]:
         if len(out) >= PROSE_LINES:
             break
         line = raw.rstrip(b"\r").decode("utf-8", "replace").strip()
-        if len(line) < 12 or _LEVEL.search(line, 0, 240) or _PROSE_SKIP.search(line) or benign_reason(line):
+        if len(line) < 12 or _LEVEL.search(line, 0, RECORD_HEAD) or _PROSE_SKIP.search(line) or benign_reason(line):
             continue
         words = _WORD.findall(line)
         letters = sum(len(w) for w in words)
@@ -480,7 +483,7 @@ def symptom_lines(block: bytes, start: int, end: int) -> list[tuple[int, str, in
         cpos, pos = ls, le + 1
         line = block[ls:le].rstrip(b"\r").decode("utf-8", "replace")
         cats = symptoms_of(line)
-        if not cats or _QUIET_LEVEL.search(line, 0, 240):
+        if not cats or _QUIET_LEVEL.search(line, 0, RECORD_HEAD):
             continue
         text = _excerpt(line.encode("utf-8"))
         sev = line_severity(text)

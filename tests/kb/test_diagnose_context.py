@@ -61,3 +61,22 @@ def test_launcher_prefixes_are_no_query_words():
         "[Error]: The execution of the internal task times out."
     assert _query_text("(VllmWorker rank=1 pid=93) [rank1]: RuntimeError: shm full") == "RuntimeError: shm full"
     assert "worker" in _query_text("the dataloader worker (pid 93) was killed").lower()  # prose keeps its words
+
+
+def test_a_question_in_words_may_get_a_guide_first(tmp_path):
+    # written for this test: no error line, a how-to question; the guide is an answer, not outranked by guesses
+    question = ("How should we validate that a model ported from GPU to NPU is correct? We want to compare the loss "
+                "curves of both.\n")
+    r = run(tmp_path, question)
+    assert r.matches and r.matches[0].id == "loss-parity-gpu-npu", ids(r)
+    # with an error line the guide follows every diagnosis
+    r = run(tmp_path, question + "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n")
+    assert r.matches[0].category == "out-of-memory", ids(r)
+    if "loss-parity-gpu-npu" in ids(r):
+        assert ids(r).index("loss-parity-gpu-npu") > ids(r).index("npu-out-of-memory")
+
+
+def test_a_sentence_that_names_a_log_level_is_still_prose(tmp_path):
+    r = run(tmp_path, "Since the upgrade the console is flooded with [INFO] and [EVENT] lines from CANN and the "
+                      "steps are slower.\n")
+    assert r.matches and r.matches[0].category == "performance", ids(r)
