@@ -436,6 +436,16 @@ def symptoms_of(text: str) -> tuple[str, ...]:
 # a machine record names its level at its start ("[INFO] ...", "INFO 04-18 ...", "(Worker pid=1) WARNING ...",
 # "W0101 ..."); a sentence may name one further on ("the console is flooded with [INFO] GE lines")
 RECORD_HEAD = 32
+_LAUNCHER = re.compile(r"\s*(?:\(\w+(?: \w+=[\w.:-]+)+\)\s*|\[rank ?\d+\]:?\s*)+")  # (Worker pid=9) [rank3]:
+
+
+def is_record(line: str, level: re.Pattern[str]) -> bool:
+    """A machine record: `level` within RECORD_HEAD characters of its start, after any launcher prefix."""
+    m = _LAUNCHER.match(line)
+    at = m.end() if m else 0
+    return bool(level.search(line, at, at + RECORD_HEAD))
+
+
 _QUIET_LEVEL = re.compile(r"\[(INFO|DEBUG|EVENT|TRACE|WARNING|WARN)\]|\b(INFO|DEBUG|WARNING|WARN)\b|"
                           r"^\W{0,3}[IWD][0-9]{4} ")
 
@@ -454,7 +464,7 @@ def prose_lines(block: bytes, start: int, end: int) -> list[tuple[int, str]]:
         if len(out) >= PROSE_LINES:
             break
         line = raw.rstrip(b"\r").decode("utf-8", "replace").strip()
-        if len(line) < 12 or _LEVEL.search(line, 0, RECORD_HEAD) or _PROSE_SKIP.search(line) or benign_reason(line):
+        if len(line) < 12 or is_record(line, _LEVEL) or _PROSE_SKIP.search(line) or benign_reason(line):
             continue
         words = _WORD.findall(line)
         letters = sum(len(w) for w in words)
@@ -483,7 +493,7 @@ def symptom_lines(block: bytes, start: int, end: int) -> list[tuple[int, str, in
         cpos, pos = ls, le + 1
         line = block[ls:le].rstrip(b"\r").decode("utf-8", "replace")
         cats = symptoms_of(line)
-        if not cats or _QUIET_LEVEL.search(line, 0, RECORD_HEAD):
+        if not cats or is_record(line, _QUIET_LEVEL):
             continue
         text = _excerpt(line.encode("utf-8"))
         sev = line_severity(text)
