@@ -25,7 +25,10 @@ Matching is layered (each `Match` says which layer found it in `confidence`):
    those lines by the kb search index (envcheck/kb/search.py), earlier lines weighing more; in a
    pasted report also the lines that describe a symptom in words (match.SYMPTOMS: "slow", "loss
    becomes NaN", "running on the CPU", 显存不足 ...), whose taxonomy category is favoured, as the
-   category of a specific error code is (a code weighs twice a described symptom).
+   category of a specific error code is (a code weighs twice a described symptom). A report with neither
+   error nor symptom lines is read from its sentences. The categories themselves are scored too: a naive
+   Bayes model whose documents are the kb's categories (their entries' text pooled) favours the category
+   whose vocabulary the lines share, which recognises failures worded unlike any single entry.
 
 Ranking follows the failure (envcheck/kb/match.py `EntryHits.sort_key`): errors over warnings,
 known-benign warnings last and marked benign, specific evidence over wrapper codes (`generic: true`)
@@ -68,6 +71,9 @@ CONFIDENCES = ("matched", "code", "versions", "message", "likely")
 CLAIMS_TOTAL = 256 * 1024  # bytes of all inputs together read for stated versions (the heads of the first ones)
 HOWTO_TAG = "howto"  # a guide or a checklist (bringup-checklist, loss-parity-gpu-npu, ...), not a diagnosis
 LIKELY_LIMIT = 3  # entries the fallback proposes
+CATEGORY_HINT = 0.5  # weight of the category posterior (category_scores) as a hint; chosen on the dev half
+NB_COMPLEMENT = True  # complement naive Bayes (less swayed by how much text a category has)
+NB_ALPHA = 0.5  # additive smoothing of the category model (chosen on the dev half)
 LIKELY_LINES = 12  # error lines the fallback reads (the first ones: the cascade comes later)
 LENGTH_NORM = 0.5
 CONTEXT_LINES = 40  # error and symptom lines read to break ties between equally evidenced entries
@@ -496,6 +502,84 @@ def context_scores(events: list[LineEvent], kb_root: Path, ids: set[str]) -> dic
     return {entries[i]["id"]: sc for i, sc in got.items()}
 
 
+def category_scores(events: list[LineEvent], kb_root: Path) -> dict[str, float]:
+    """P(category | the first lines' words) under a multinomial naive Bayes whose documents are the kb's
+    categories (all their entries' indexed text pooled): a category's vocabulary is larger than any one
+    entry's, so it recognises a failure worded in a way no single entry is."""
+    from envcheck.kb.search import load_index
+
+    try:
+        idx = load_index(kb_root)
+    except OSError:
+        return {}
+    model = _category_model(idx)
+    if not model:
+        return {}
+    counts, totals, vocab = model
+    words: dict[str, float] = {}
+    seen: set[str] = set()
+    for ev in events[:LIKELY_LINES]:
+        key = _query_text(ev.text)
+        if key in seen:
+            continue
+        seen.add(key)
+        for tok, sim in query_terms(key, idx["postings"], ev.symptoms):
+            if (len(tok) < 3 and tok.isascii()) or tok.isdigit() or tok not in idx["postings"]:
+                continue
+            words[tok] = max(words.get(tok, 0.0), sim)
+    if not words:
+        return {}
+    logp = {}
+    if NB_COMPLEMENT:  # complement naive Bayes: how unlike the OTHER categories the words are (robust to sizes)
+        allw: dict[str, float] = {}
+        for c in counts.values():
+            for tok in words:
+                allw[tok] = allw.get(tok, 0.0) + c.get(tok, 0.0)
+        grand = sum(totals.values())
+        for cat, c in counts.items():
+            rest = grand - totals[cat]
+            logp[cat] = -sum(w * math.log((allw[tok] - c.get(tok, 0.0) + NB_ALPHA) / (rest + NB_ALPHA * vocab))
+                             for tok, w in words.items())
+    else:
+        for cat, c in counts.items():
+            logp[cat] = sum(w * math.log((c.get(tok, 0.0) + NB_ALPHA) / (totals[cat] + NB_ALPHA * vocab))
+                            for tok, w in words.items())
+    top = max(logp.values())
+    z = sum(math.exp(v - top) for v in logp.values())
+    return {cat: math.exp(v - top) / z for cat, v in logp.items()}
+
+
+_Model = tuple[dict[str, dict[str, float]], dict[str, float], int]
+_MODEL_CACHE: dict[str, _Model | None] = {}
+
+
+def _category_model(idx: dict[str, Any]) -> _Model | None:
+    """(category -> token -> weight, category -> total weight, vocabulary size) from the search index: an entry's
+    token weight is damped (log 1+w) so that one long entry does not speak for its whole category."""
+    key = repr(idx.get("stamp"))
+    if key in _MODEL_CACHE:
+        return _MODEL_CACHE[key]
+    entries = idx["entries"]
+    counts: dict[str, dict[str, float]] = {}
+    for tok, plist in idx["postings"].items():
+        for i, w in plist:
+            c = counts.setdefault(entries[i]["category"], {})
+            c[tok] = c.get(tok, 0.0) + math.log(1.0 + w)
+    totals = {cat: sum(c.values()) for cat, c in counts.items()}
+    out = (counts, totals, len(idx["postings"])) if counts else None
+    _MODEL_CACHE.clear()
+    _MODEL_CACHE[key] = out
+    return out
+
+
+def hints_from_categories(events: list[LineEvent], kb_root: Path, hints: dict[str, float]) -> None:
+    """Add the naive-Bayes category posterior of the query lines to `hints`, at CATEGORY_HINT (a category
+    the posterior gives under 5 % gets nothing)."""
+    for cat, p in category_scores(events, kb_root).items():
+        if p >= 0.05:
+            hints[cat] = min(1.0, hints.get(cat, 0.0) + CATEGORY_HINT * p)
+
+
 def hints_from_symptoms(symptoms: list[LineEvent], hints: dict[str, float]) -> None:
     """Add the categories of described symptoms to `hints` (category -> weight up to 1): each category once,
     at SYMPTOM_HINT, half what a specific error code weighs, since what people see is often a consequence
@@ -753,6 +837,8 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
         queries += [ev for ev in result.symptoms if (ev.source, ev.line) not in queried]
         if not queries:  # a report told in words only: its sentences are the query
             queries = list(result.prose)
+        if CATEGORY_HINT > 0:
+            hints_from_categories(queries, Path(root), hints)
         for eid, _score, ev in likely_entries(queries, Path(root), kb, matched_ids, hint_categories=hints):
             eh = EntryHits(eid, count=1, quality=(ev.severity, 0, -1), pos=ev.pos)
             eh.first.append(_hit(ev))

@@ -5,6 +5,8 @@ override. Which one the failure is depends on what surrounds the line; the texts
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from envcheck.kb.diagnose import DiagnoseResult, diagnose
 
 LINE = ("RuntimeError: init:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:285 NPU function error: "
@@ -80,3 +82,27 @@ def test_a_sentence_that_names_a_log_level_is_still_prose(tmp_path):
     r = run(tmp_path, "Since the upgrade the console is flooded with [INFO] and [EVENT] lines from CANN and the "
                       "steps are slower.\n")
     assert r.matches and r.matches[0].category == "performance", ids(r)
+
+
+def test_category_model_scores_every_category_and_follows_the_vocabulary():
+    from envcheck import resources
+    from envcheck.kb.diagnose import category_scores
+    from envcheck.kb.match import LineEvent
+    from envcheck.kb.taxonomy import CATEGORIES
+
+    def scores(text: str) -> dict[str, float]:
+        return category_scores([LineEvent("<t>", 1, text, 3, (0, 1))], Path(resources.kb_dir()))
+
+    got = scores("the loss turns to nan after the fp16 gradients overflow")
+    assert set(got) <= set(CATEGORIES) and abs(sum(got.values()) - 1.0) < 1e-9
+    assert max(got, key=got.__getitem__) == "numerics", got
+    for text, category in [
+        ("all_reduce never returns and the watchdog kills the job after the collective timeout", "hccl-timeout"),
+        ("the dataloader workers decode images on the fly and the npu sits idle waiting for batches",
+         "data-pipeline"),
+        ("resuming from the saved checkpoint loses the optimizer state and the learning rate schedule",
+         "checkpoint"),
+    ]:
+        got = scores(text)
+        assert max(got, key=got.__getitem__) == category, (text, sorted(got.items(), key=lambda kv: -kv[1])[:3])
+    assert scores("") == {}
