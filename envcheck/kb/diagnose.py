@@ -72,7 +72,6 @@ CLAIMS_TOTAL = 256 * 1024  # bytes of all inputs together read for stated versio
 HOWTO_TAG = "howto"  # a guide or a checklist (bringup-checklist, loss-parity-gpu-npu, ...), not a diagnosis
 LIKELY_LIMIT = 3  # entries the fallback proposes
 CATEGORY_HINT = 0.5  # weight of the category posterior (category_scores) as a hint; chosen on the dev half
-NB_COMPLEMENT = True  # complement naive Bayes (less swayed by how much text a category has)
 NB_ALPHA = 0.5  # additive smoothing of the category model (chosen on the dev half)
 LIKELY_LINES = 12  # error lines the fallback reads (the first ones: the cascade comes later)
 LENGTH_NORM = 0.5
@@ -377,7 +376,7 @@ def is_benign_entry(entry: Any) -> bool:
     return bool(examples) and all(benign_reason(x) for x in examples)
 
 
-def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set[str],
+def likely_entries(errors: list[LineEvent], idx: dict[str, Any] | None, kb: Any, exclude: set[str],
                    limit: int = LIKELY_LIMIT, hint_categories: dict[str, float] | None = None,
                    ) -> list[tuple[str, float, LineEvent]]:
     """The kb entries closest to the first error lines: (entry id, score, the line that weighed most).
@@ -389,17 +388,11 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
     Entries about known-harmless warnings are left out. Categories the input's specific (not generic)
     known error codes belong to (`hint_categories`: category -> weight up to 1) raise their entries.
     """
-    from envcheck.kb.search import load_index
-
-    if not errors:
-        return []
-    try:
-        idx = load_index(kb_root)
-    except OSError:
+    if not errors or not idx:
         return []
     entries, postings = idx["entries"], idx["postings"]
     n = max(len(entries), 1)
-    norms = _entry_norms(idx)
+    norms = _derived(idx).norms
     total: dict[int, float] = {}
     words: dict[int, set[str]] = {}
     best_line: dict[int, tuple[float, LineEvent]] = {}
@@ -423,7 +416,7 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
         line_words: dict[int, set[str]] = {}
         for tok, sim in query_terms(key, postings, ev.symptoms):
             plist = postings.get(tok)
-            if not plist or (len(tok) < 3 and tok.isascii()) or tok.isdigit():  # CJK bigrams are 2 long
+            if not plist or not _informative(tok):
                 continue
             idf = math.log(1.0 + n / len(plist))
             if idf < MIN_IDF:  # in a large share of the entries: says nothing
@@ -468,29 +461,23 @@ def likely_entries(errors: list[LineEvent], kb_root: Path, kb: Any, exclude: set
     return out
 
 
-def context_scores(events: list[LineEvent], kb_root: Path, ids: set[str]) -> dict[str, float]:
+def context_scores(events: list[LineEvent], idx: dict[str, Any] | None, ids: set[str]) -> dict[str, float]:
     """How much the input's error and symptom lines speak of each entry in `ids` (kb search index, idf-weighted,
     length-normalised): breaks ties between entries with the same evidence on the same line — a code that two
     entries list, or one line two patterns match — in favour of the entry whose words surround the failure
     (a Ray cluster named next to a device-count error; NumPy named next to an init failure)."""
-    from envcheck.kb.search import load_index
-
-    if len(ids) < 2 or not events:
-        return {}
-    try:
-        idx = load_index(kb_root)
-    except OSError:
+    if len(ids) < 2 or not events or not idx:
         return {}
     entries, postings = idx["entries"], idx["postings"]
     want = {i for i, e in enumerate(entries) if e["id"] in ids}
     n = max(len(entries), 1)
-    norms = _entry_norms(idx)
+    norms = _derived(idx).norms
     got: dict[int, float] = {}
     seen: set[str] = set()
     for ev in events[:CONTEXT_LINES]:
         for tok, sim in query_terms(_query_text(ev.text), postings, ev.symptoms):
             plist = postings.get(tok)
-            if tok in seen or not plist or (len(tok) < 3 and tok.isascii()) or tok.isdigit():
+            if tok in seen or not plist or not _informative(tok):
                 continue
             seen.add(tok)  # a word counts once however many lines repeat it
             idf = math.log(1.0 + n / len(plist))
@@ -502,20 +489,15 @@ def context_scores(events: list[LineEvent], kb_root: Path, ids: set[str]) -> dic
     return {entries[i]["id"]: sc for i, sc in got.items()}
 
 
-def category_scores(events: list[LineEvent], kb_root: Path) -> dict[str, float]:
-    """P(category | the first lines' words) under a multinomial naive Bayes whose documents are the kb's
+def category_scores(events: list[LineEvent], idx: dict[str, Any] | None) -> dict[str, float]:
+    """P(category | the first lines' words) under complement naive Bayes whose documents are the kb's
     categories (all their entries' indexed text pooled): a category's vocabulary is larger than any one
-    entry's, so it recognises a failure worded in a way no single entry is."""
-    from envcheck.kb.search import load_index
-
-    try:
-        idx = load_index(kb_root)
-    except OSError:
+    entry's, so it recognises a failure worded in a way no single entry is; the complement form (how unlike
+    the OTHER categories the words are) is less swayed by how much text a category has."""
+    if not idx or not idx["entries"]:
         return {}
-    model = _category_model(idx)
-    if not model:
-        return {}
-    counts, totals, vocab = model
+    counts, totals, vocab = _derived(idx).model
+    postings = idx["postings"]
     words: dict[str, float] = {}
     seen: set[str] = set()
     for ev in events[:LIKELY_LINES]:
@@ -523,59 +505,63 @@ def category_scores(events: list[LineEvent], kb_root: Path) -> dict[str, float]:
         if key in seen:
             continue
         seen.add(key)
-        for tok, sim in query_terms(key, idx["postings"], ev.symptoms):
-            if (len(tok) < 3 and tok.isascii()) or tok.isdigit() or tok not in idx["postings"]:
-                continue
-            words[tok] = max(words.get(tok, 0.0), sim)
+        for tok, sim in query_terms(key, postings, ev.symptoms):
+            if tok in postings and _informative(tok):
+                words[tok] = max(words.get(tok, 0.0), sim)
     if not words:
         return {}
+    allw = {tok: sum(c.get(tok, 0.0) for c in counts.values()) for tok in words}
+    grand = sum(totals.values())
     logp = {}
-    if NB_COMPLEMENT:  # complement naive Bayes: how unlike the OTHER categories the words are (robust to sizes)
-        allw: dict[str, float] = {}
-        for c in counts.values():
-            for tok in words:
-                allw[tok] = allw.get(tok, 0.0) + c.get(tok, 0.0)
-        grand = sum(totals.values())
-        for cat, c in counts.items():
-            rest = grand - totals[cat]
-            logp[cat] = -sum(w * math.log((allw[tok] - c.get(tok, 0.0) + NB_ALPHA) / (rest + NB_ALPHA * vocab))
-                             for tok, w in words.items())
-    else:
-        for cat, c in counts.items():
-            logp[cat] = sum(w * math.log((c.get(tok, 0.0) + NB_ALPHA) / (totals[cat] + NB_ALPHA * vocab))
-                            for tok, w in words.items())
+    for cat, c in counts.items():
+        rest = grand - totals[cat]
+        logp[cat] = -sum(w * math.log((allw[tok] - c.get(tok, 0.0) + NB_ALPHA) / (rest + NB_ALPHA * vocab))
+                         for tok, w in words.items())
     top = max(logp.values())
     z = sum(math.exp(v - top) for v in logp.values())
     return {cat: math.exp(v - top) / z for cat, v in logp.items()}
 
 
-_Model = tuple[dict[str, dict[str, float]], dict[str, float], int]
-_MODEL_CACHE: dict[str, _Model | None] = {}
+@dataclass(frozen=True)
+class _Derived:
+    """What the fallback derives from one search index: per-entry length norms (`_entry_norms`) and the
+    category model (category -> token -> weight, category -> total weight, vocabulary size)."""
+
+    norms: list[float]
+    model: tuple[dict[str, dict[str, float]], dict[str, float], int]
 
 
-def _category_model(idx: dict[str, Any]) -> _Model | None:
-    """(category -> token -> weight, category -> total weight, vocabulary size) from the search index: an entry's
-    token weight is damped (log 1+w) so that one long entry does not speak for its whole category."""
+_DERIVED: dict[str, _Derived] = {}
+
+
+def _derived(idx: dict[str, Any]) -> _Derived:
+    """Computed once per index (keyed by its stamp: the kb files' names, sizes and mtimes). In the category
+    model an entry's token weight is damped (log 1+w) so that one long entry does not speak for its category."""
     key = repr(idx.get("stamp"))
-    if key in _MODEL_CACHE:
-        return _MODEL_CACHE[key]
-    entries = idx["entries"]
-    counts: dict[str, dict[str, float]] = {}
-    for tok, plist in idx["postings"].items():
-        for i, w in plist:
-            c = counts.setdefault(entries[i]["category"], {})
-            c[tok] = c.get(tok, 0.0) + math.log(1.0 + w)
-    totals = {cat: sum(c.values()) for cat, c in counts.items()}
-    out = (counts, totals, len(idx["postings"])) if counts else None
-    _MODEL_CACHE.clear()
-    _MODEL_CACHE[key] = out
-    return out
+    got = _DERIVED.get(key)
+    if got is None:
+        entries = idx["entries"]
+        counts: dict[str, dict[str, float]] = {}
+        for tok, plist in idx["postings"].items():
+            for i, w in plist:
+                c = counts.setdefault(entries[i]["category"], {})
+                c[tok] = c.get(tok, 0.0) + math.log(1.0 + w)
+        totals = {cat: sum(c.values()) for cat, c in counts.items()}
+        got = _Derived(_entry_norms(idx), (counts, totals, len(idx["postings"])))
+        _DERIVED.clear()
+        _DERIVED[key] = got
+    return got
 
 
-def hints_from_categories(events: list[LineEvent], kb_root: Path, hints: dict[str, float]) -> None:
+def _informative(tok: str) -> bool:
+    """A query token worth looking up: not a number, not a 1-2 letter ASCII word (CJK bigrams are 2 long)."""
+    return not ((len(tok) < 3 and tok.isascii()) or tok.isdigit())
+
+
+def hints_from_categories(events: list[LineEvent], idx: dict[str, Any] | None, hints: dict[str, float]) -> None:
     """Add the naive-Bayes category posterior of the query lines to `hints`, at CATEGORY_HINT (a category
     the posterior gives under 5 % gets nothing)."""
-    for cat, p in category_scores(events, kb_root).items():
+    for cat, p in category_scores(events, idx).items():
         if p >= 0.05:
             hints[cat] = min(1.0, hints.get(cat, 0.0) + CATEGORY_HINT * p)
 
@@ -660,6 +646,16 @@ def query_terms(text: str, postings: dict[str, Any] | None = None,
             for w in en.split():
                 out.setdefault(w, 0.6)
     return list(out.items())
+
+
+def _read_index(root: Path) -> dict[str, Any] | None:
+    """The kb search index of `root`, None when it cannot be read (the fallback then proposes nothing)."""
+    from envcheck.kb.search import load_index
+
+    try:
+        return load_index(root)
+    except OSError:
+        return None
 
 
 def _entry_norms(idx: dict[str, Any]) -> list[float]:
@@ -816,8 +812,14 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
     specific_seen = any(eh.specific and eh.severity > SEV_BENIGN for eh, _ in hits)
     if specific_seen:  # an entry only a generic (wrapper) code links to says nothing next to a specific one
         hits = [(eh, conf) for eh, conf in hits if conf != "code" or eh.specific]
+    index: list[dict[str, Any] | None] = []  # the kb search index, read once, when a step needs it
+
+    def search_index() -> dict[str, Any] | None:
+        if not index:
+            index.append(_read_index(Path(kb_root or resources.kb_dir())))
+        return index[0]
+
     if not specific_seen and (result.errors or result.symptoms or result.prose):
-        root = kb_root or resources.kb_dir()
         matched_ids = {eh.entry_id for eh, _ in hits}
         hints: dict[str, float] = {}
         for c in result.codes.values():
@@ -838,13 +840,13 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
         if not queries:  # a report told in words only: its sentences are the query
             queries = list(result.prose)
         if CATEGORY_HINT > 0:
-            hints_from_categories(queries, Path(root), hints)
-        for eid, _score, ev in likely_entries(queries, Path(root), kb, matched_ids, hint_categories=hints):
+            hints_from_categories(queries, search_index(), hints)
+        for eid, _score, ev in likely_entries(queries, search_index(), kb, matched_ids, hint_categories=hints):
             eh = EntryHits(eid, count=1, quality=(ev.severity, 0, -1), pos=ev.pos)
             eh.first.append(_hit(ev))
             hits.append((eh, "likely"))
-    ctx = context_scores(list(result.errors) + list(result.symptoms), Path(kb_root or resources.kb_dir()),
-                         {eh.entry_id for eh, conf in hits if conf != "likely"})
+    tied = {eh.entry_id for eh, conf in hits if conf != "likely"}
+    ctx = context_scores(list(result.errors) + list(result.symptoms), search_index(), tied) if len(tied) > 1 else {}
     ff = first_failure(result, roots or [])
     cause: set[str] = set()
     if ff and matcher is not None:

@@ -88,10 +88,11 @@ def test_category_model_scores_every_category_and_follows_the_vocabulary():
     from envcheck import resources
     from envcheck.kb.diagnose import category_scores
     from envcheck.kb.match import LineEvent
+    from envcheck.kb.search import load_index
     from envcheck.kb.taxonomy import CATEGORIES
 
     def scores(text: str) -> dict[str, float]:
-        return category_scores([LineEvent("<t>", 1, text, 3, (0, 1))], Path(resources.kb_dir()))
+        return category_scores([LineEvent("<t>", 1, text, 3, (0, 1))], load_index(Path(resources.kb_dir())))
 
     got = scores("the loss turns to nan after the fp16 gradients overflow")
     assert set(got) <= set(CATEGORIES) and abs(sum(got.values()) - 1.0) < 1e-9
