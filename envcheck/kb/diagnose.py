@@ -55,6 +55,7 @@ from typing import IO, Any
 from envcheck.errors import UsageError
 from envcheck.kb.claims import HEAD_BYTES, Claim, Verdict, stated_versions
 from envcheck.kb.match import (
+    LAUNCHER_PREFIX,
     SEV_BENIGN,
     SEVERITY_NAMES,
     Budget,
@@ -681,7 +682,7 @@ _ANNOUNCES = re.compile(r"(报错|错误|出错|异常|如下|日志|信息|提�
                         r"\blogs?|\boutput)\W{0,3}[:：]\s*$", re.I)
 # launcher prefixes ("(RayWorkerWrapper pid=4711)", "(VllmWorker rank=1 pid=9)", "[rank3]:") name the process, not
 # the failure; then paths, hex, numbers, timestamps, CANN's [FUNC:..][FILE:..] trailers
-_NOISE = re.compile(r"\(\w+(?: \w+=[\w.:-]+)+\)|\[rank ?\d+\]:?|(/[\w.+-]+)+/?|0x[0-9a-fA-F]+|\b\d[\d.:,-]*\b|"
+_NOISE = re.compile(LAUNCHER_PREFIX + r"|(/[\w.+-]+)+/?|0x[0-9a-fA-F]+|\b\d[\d.:,-]*\b|"
                     r"\[(FUNC|FILE|LINE):[^\]]*\]|\bPID:? ?\d+")
 
 

@@ -436,7 +436,8 @@ def symptoms_of(text: str) -> tuple[str, ...]:
 # a machine record names its level at its start ("[INFO] ...", "INFO 04-18 ...", "(Worker pid=1) WARNING ...",
 # "W0101 ..."); a sentence may name one further on ("the console is flooded with [INFO] GE lines")
 RECORD_HEAD = 32
-_LAUNCHER = re.compile(r"\s*(?:\(\w+(?: \w+=[\w.:-]+)+\)\s*|\[rank ?\d+\]:?\s*)+")  # (Worker pid=9) [rank3]:
+LAUNCHER_PREFIX = r"\(\w+(?: \w+=[\w.:-]+)+\)|\[rank ?\d+\]:?"  # "(RayWorkerWrapper pid=9)", "[rank3]:"
+_LAUNCHER = re.compile(rf"\s*(?:(?:{LAUNCHER_PREFIX})\s*)+")
 
 
 def is_record(line: str, level: re.Pattern[str]) -> bool:
