@@ -330,10 +330,11 @@ def mindspore_matches_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
         fix = f"pip install mindspore=={spec}" if spec[:1] not in "<>=!~" else f"pip install 'mindspore{spec}'"
     if homes:
         cannv = ", ".join(dict.fromkeys(m.cann for m in homes if m.cann))
+        # a definite mismatch (the sources pair this MindSpore elsewhere), only a warning at start-up
         yield chk.warn(f"MindSpore {ms} is paired with CANN {cannv}, not CANN {cv}",
                        detail="MindSpore's own check (MS-CHECK) warns about this at start-up too.",
                        evidence=seen + u.cite(mx, [s for m in homes for s in m.sources] + ["MS-CHECK"]),
-                       data=data, fix=fix)
+                       data={**data, "mismatch": True}, fix=fix)
     elif pairs:
         cs = [c for m in pairs for c in u.conflicts(mx, m.conflicts, "mindspore")]
         yield chk.warn(f"no source pairs MindSpore {ms} with any CANN release", detail=u.describe(cs),

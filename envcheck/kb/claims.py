@@ -46,6 +46,9 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((comp, re.compile(rx, re
     ("python", r"(?<=[-:])(?:python|py)(?P<v>3\.\d{1,2})(?=-|\s|$)"),
     # CANN: "CANN 8.0.RC1", "cann版本 8.0.0", Ascend-cann-toolkit_8.0.RC2_linux-aarch64.run, cann-8.5.1/, cann8.1.rc1
     ("cann", _NB + r"(?:cann|cann[-_ ]toolkit|ascend[-_ ]toolkit)(?:" + _SEP + r"|[-_]|)" + _VER + _END),
+    # a package name as a label: "Ascend-cann-toolkit 8.0.RC1", "Ascend-cann-nnae/nnrt/toolkit=5.0.4"
+    ("cann", r"(?<![A-Za-z0-9_])Ascend[-_ ]cann[-_ ](?:toolkit|nnae|nnrt|nnal|kernels(?:-[A-Za-z0-9]+)?)"
+             r"(?:/(?:toolkit|nnae|nnrt|nnal|kernels))*(?:" + _SEP + r")" + _VER + _END),
     ("cann", r"Ascend-cann-(?:toolkit|kernels-[A-Za-z0-9]+|nnal)_"
              r"(?P<v>\d{1,2}\.\d{1,2}\.(?:RC\d+|\d+)(?:\.(?:alpha|beta|B)?\d+)?)_"),
     # NPU driver: "driver 24.1.rc2", 驱动版本：23.0.3, Ascend-hdk-910b-npu-driver_24.1.rc2_linux-aarch64.run,

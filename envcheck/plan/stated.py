@@ -3,10 +3,11 @@
 `envcheck.kb.claims.stated_versions` reads the stack a report states ("torch 2.12.0", "torch_npu
 2.8.0.post1", "CANN 8.0.RC1"); `judge_claims` builds hypothetical facts from the stated components
 only (`plan.hypothetical_facts`) and runs the compatibility checks (EC1xx, `plan.judge`) over them.
-A failing pairing (EC101 torch/torch_npu, EC102 torch_npu/CANN, EC103 Python, EC104-107) is a strong
-verdict; a warning (a pre-release, "newer than the matrix", a pairing the sources only half state) a weak
-one. Findings that only say a version is unknown to the matrix or cannot be judged give nothing, and so
-does a stack the matrix judges fine. Each verdict names the kb entries its finding links to, with the
+A failing pairing (EC101 torch/torch_npu, EC102 torch_npu/CANN, EC103 Python, EC104-107), or a MindSpore
+the sources pair with another CANN (EC107 only warns, as MindSpore does), is a strong verdict; a warning
+(a pre-release, "newer than the matrix", a pairing the sources only half state) a weak one. Findings that
+only say a version is unknown to the matrix or cannot be judged give nothing, and so does a stack the matrix
+judges fine. Each verdict names the kb entries its finding links to, with the
 lines the versions came from; `envcheck.kb.diagnose` shows them with confidence `versions`.
 
 `diagnose_report(paths, **kw)` is what `envcheck diagnose` runs: the kb diagnosis with this judge.
@@ -53,7 +54,9 @@ def judge_claims(claims: Mapping[str, Claim], matrix: Matrix | None = None) -> l
         if not used:
             continue
         f = link(f)
-        strong = f.status is Status.FAIL and f.failure == f.slug
+        # strong: a failing pairing, or a pairing the sources contradict that the check only warns about
+        # (MindSpore's own start-up check only warns, so EC107 does: data["mismatch"])
+        strong = (f.status is Status.FAIL and f.failure == f.slug) or bool((f.data or {}).get("mismatch"))
         for entry in f.kb[:1]:
             out.append(Verdict(entry=entry, message=_message(f, used), code=f.code, strong=strong, claims=used))
     return out

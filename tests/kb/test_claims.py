@@ -63,6 +63,10 @@ REAL = [
     ("docker 24.0.1", []),
     # PaddlePaddle/Paddle#68107 (c-023, dev)
     ("CANN：7.0.1", [("cann", "7.0.1")]),
+    # a CANN package's name as the label (mindspore-ai/mindspore#236, i-003, dev)
+    ("mindspore=2.0.0，Ascend-cann-nnae/nnrt/toolkit=5.0.4。", [("cann", "5.0.4"), ("mindspore", "2.0.0")]),
+    ("Ascend-cann-toolkit 8.0.RC1", [("cann", "8.0.RC1")]),
+    ("Ascend-cann-kernels-910b: 8.1.RC1", [("cann", "8.1.RC1")]),
     ("NPU:  昇腾910A", [("chip", "910A")]),
     # ultralytics/ultralytics#13269 (a-008, dev)
     ("Ultralytics YOLOv8.2.26 🚀 Python-3.8.10 torch-2.2.0 Ascend NPU:5 (Ascend910ProB, 32768MiB)",

@@ -53,12 +53,28 @@ def test_torch_npu_for_another_cann():
 
 
 def test_a_warning_is_weak_and_ranks_last(tmp_path):
-    (v,) = judge_claims(stated_versions("CANN 8.0.RC1\nmindspore 2.5.0\n"))
-    assert (v.code, v.strong) == ("EC107", False)
-    r = diagnose_report([_paste(tmp_path, "CANN 8.0.RC1\nmindspore 2.5.0\nRuntimeError: NPU out of memory\n")])
-    ids = [m.id for m in r.matches]
+    (v,) = judge_claims(stated_versions("CANN 9.9.0\ntorch_npu 2.9.0\n"))
+    assert (v.code, v.strong) == ("EC102", False)
+    assert "newer than the matrix" in v.message
+    r = diagnose_report([_paste(tmp_path, "CANN 9.9.0\ntorch_npu 2.9.0\nRuntimeError: NPU out of memory\n")])
     assert r.matches[-1].confidence == "versions" and r.matches[-1].severity == "warning"
-    assert ids[0] != "mindspore-cann-mismatch"
+    assert r.matches[0].id != r.matches[-1].id
+
+
+def test_a_mindspore_paired_with_another_cann_is_strong(tmp_path):
+    # EC107 only warns (MindSpore's own start-up check does), but the sources pair this MindSpore with another
+    # CANN: as evidence of a cause it is a definite mismatch, like a failing EC102
+    (v,) = judge_claims(stated_versions("CANN 8.0.RC1\nmindspore 2.5.0\n"))
+    assert (v.entry, v.code, v.strong) == ("mindspore-cann-mismatch", "EC107", True)
+    assert "paired with CANN 8.0.0, not CANN 8.0.RC1" in v.message
+    # MindSpore 2.0.0 sits in CANN 6.3.RC1's row (MS-DOCS r2.0); the packages named as one label
+    text = ("mindspore=2.0.0，Ascend-cann-nnae/nnrt/toolkit=5.0.4。\n"
+            "Load dynamic library: libmindspore_ascend.so.2 failed. libfoo.so: cannot open shared object file\n")
+    r = diagnose_report([_paste(tmp_path, text)])
+    assert (r.matches[0].id, r.matches[0].confidence) == ("mindspore-cann-mismatch", "versions")
+    assert "paired with CANN 6.3.RC1, not CANN 5.0.4" in r.matches[0].reason
+    # only a disputed or unknown pairing stays silent (MindSpore 2.3.0 with 8.0.RC1: sources disagree)
+    assert judge_claims(stated_versions("CANN 8.0.RC1\nmindspore 2.3.0\n")) == []
 
 
 def test_diagnose_report_adds_a_versions_match(tmp_path):
