@@ -53,6 +53,12 @@ ERROR_CAP = 2000  # error-looking lines examined per input; past it only pattern
 KEEP_ERRORS = 64  # error lines kept for the fallback and the report
 MAX_RANKS = 4096  # ranks tracked for the first-failure analysis
 UNWRAP_MAX = 1 << 20  # inputs up to this size are unwrapped (hard-wrapped pastes) before matching
+# terminal colour / cursor sequences (a coloured log saved or pasted: `\x1b[31mEZ9999: Inner Error!\x1b[0m`) and
+# HTML character references (a paste copied from a web page or a mail: `&#x27;Tensor&#x27;`, `&quot;npu&quot;`)
+# hide words and codes from the patterns: a block that holds escape sequences, and a pasted input (one small
+# block) that holds references, is cleaned before matching (newlines kept)
+_ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+_ENTITY = re.compile(rb"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|quot|apos|lt|gt|amp|nbsp);")
 
 # Error codes that identify a failure without any kb pattern: CANN's `EI0006`, `EE9999`, `E39999`
 # (level E, a module character, four digits) and torch_npu's `ERR01007` (submodule + error type).
@@ -738,6 +744,11 @@ class Matcher:
                 if interactive:
                     budget.deadline += time.monotonic() - waited
                 linemap = None
+                size = end - start
+                if block.find(b"\x1b", start, end) >= 0 and not (
+                        state["first"] and b"\0" in block[start:start + BINARY_PROBE]):
+                    block = cleaned(block[start:end])
+                    start, end = 0, len(block)
                 if state["first"]:
                     state["first"] = False
                     if b"\0" in block[start:start + BINARY_PROBE]:
@@ -749,16 +760,19 @@ class Matcher:
                         nxt = next(blocks, None)
                         if interactive:
                             budget.deadline += time.monotonic() - waited
-                        if nxt is None:  # the whole input is this one small block: unwrap it
+                        if nxt is None:  # the whole input is this one small block (a paste): unwrap it
+                            if _ENTITY.search(block, start, end):  # copied from a web page
+                                block = cleaned(block[start:end])
+                                start, end = 0, len(block)
                             physical = block.count(b"\n", start, end)
-                            result.bytes += end - start
+                            result.bytes += size
                             block, start, end, linemap = _unwrapped(block, start, end)
                         else:
                             ahead.append(nxt)
                 if time.monotonic() > budget.deadline:
                     raise BudgetExceeded
                 if linemap is None:
-                    result.bytes += end - start
+                    result.bytes += size
                 result.cut_lines += cut
                 lean = state["errors"] >= ERROR_CAP
                 if pool is None or linemap is not None:  # an unwrapped input is one small block
@@ -1012,6 +1026,22 @@ def _track_rank(result: ScanResult, ev: LineEvent) -> None:
         m = _HOST.search(ev.text)
         if m:
             re_.host = m.group(1)
+
+
+def cleaned(data: bytes) -> bytes:
+    """`data` without terminal escape sequences and with HTML character references decoded; newlines are kept,
+    so line numbers stay those of the input."""
+    if b"\x1b" in data:
+        data = _ANSI.sub(b"", data)
+    if b"&" in data:
+        import html
+
+        def ref(m: re.Match[bytes]) -> bytes:
+            out = html.unescape(m.group().decode("ascii")).encode("utf-8")
+            return m.group() if b"\n" in out or b"\r" in out else out
+
+        data = _ENTITY.sub(ref, data)
+    return data
 
 
 def _excerpt(line: bytes) -> str:

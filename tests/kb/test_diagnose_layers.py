@@ -61,6 +61,22 @@ def test_hard_wrapped_warning_is_joined(tmp_path, width):
     assert r.stats["lines"] == 3 + wrapped.count("\n")
 
 
+def test_colour_codes_and_html_references_do_not_hide_a_failure(tmp_path):
+    # a coloured terminal log saved to a file: the escape sequence glues itself to the code (`\x1b[31mEZ9999`)
+    r = run(tmp_path, "step 1\n\x1b[1;31mEI0006: Getting socket times out. Reason: 1. The remote does not initiate"
+                      " a connect request.\x1b[0m\nstep 2\n")
+    assert r.matches[0].category == "hccl-init"
+    assert "\x1b" not in r.matches[0].lines[0]["text"] and r.matches[0].lines[0]["line"] == 2
+    assert [c.code for c in r.codes] == ["EI0006"]
+    # a log copied from a web page or a mail: quotes as HTML character references
+    r = run(tmp_path, "AttributeError: &#x27;Tensor&#x27; object has no attribute &#x27;npu&#x27;\n")
+    assert r.matches[0].lines[0]["text"] == "AttributeError: 'Tensor' object has no attribute 'npu'"
+    assert r.matches[0].category == "migration"
+    # a reference that would decode to a newline is kept as written: line numbers stay the input's
+    r = run(tmp_path, "a &#10; b\n" + FALLBACK + "\n")
+    assert r.stats["lines"] == 2 and r.matches[0].lines[0]["line"] == 2
+
+
 def test_unwrap_rules():
     lines = [b"Warning: CAUTION: The operator 'torchvision::nms' is not currently supported on the NPU backend and w",
              b"ill fall back to run on the CPU.",
