@@ -442,7 +442,11 @@ def symptoms_of(text: str) -> tuple[str, ...]:
 # a machine record names its level at its start ("[INFO] ...", "INFO 04-18 ...", "(Worker pid=1) WARNING ...",
 # "W0101 ..."); a sentence may name one further on ("the console is flooded with [INFO] GE lines")
 RECORD_HEAD = 32
-LAUNCHER_PREFIX = r"\(\w+(?: \w+=[\w.:-]+)+\)|\[rank ?\d+\]:?"  # "(RayWorkerWrapper pid=9)", "[rank3]:"
+# what a launcher or log collector puts before a program's line: "(RayWorkerWrapper pid=9)", "[rank3]:",
+# torchrun --tee's "[default3]:", `kubectl logs --prefix`'s "[pod/trainer-0/main]", journald/syslog's
+# "Nov 30 08:12:01 node-3 python3[4711]:"
+LAUNCHER_PREFIX = (r"\(\w+(?: \w+=[\w.:-]+)+\)|\[rank ?\d+\]:?|\[default\d+\]:|\[pod/[\w.-]+/[\w.-]+\]|"
+                   r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ [\w./-]+(?:\[\d+\])?:")
 _LAUNCHER = re.compile(rf"\s*(?:(?:{LAUNCHER_PREFIX})\s*)+")
 
 

@@ -63,6 +63,22 @@ def test_launcher_prefixes_are_no_query_words():
         "[Error]: The execution of the internal task times out."
     assert _query_text("(VllmWorker rank=1 pid=93) [rank1]: RuntimeError: shm full") == "RuntimeError: shm full"
     assert "worker" in _query_text("the dataloader worker (pid 93) was killed").lower()  # prose keeps its words
+    # torchrun --tee, kubectl logs --prefix, journald
+    assert _query_text("[default3]:RuntimeError: shm full") == "RuntimeError: shm full"
+    assert _query_text("[pod/trainer-0/main] RuntimeError: shm full") == "RuntimeError: shm full"
+    assert _query_text("Nov 30 08:12:01 node-3 python3[4711]: RuntimeError: shm full") == "RuntimeError: shm full"
+
+
+def test_a_collector_prefix_does_not_turn_records_into_prose(tmp_path):
+    # kubectl logs --prefix in front of INFO records and one known-benign warning: nothing is wrong, and the
+    # INFO records are not read as a report told in words
+    pre = "[pod/trainer-0/main] "
+    text = "".join(pre + x + "\n" for x in (
+        "2026-11-30 08:12:01,532 - INFO - Running with args: seed=42, output_dir=./out",
+        "2026-11-30 08:12:01,533 - INFO - Process 4711 started on host node-3",
+        "Device do not support double dtype now, dtype cast replace with float."))
+    r = run(tmp_path, text)
+    assert not r.problem_found and [m.severity for m in r.matches] == ["benign"], ids(r)
 
 
 def test_a_question_in_words_may_get_a_guide_first(tmp_path):

@@ -3,13 +3,17 @@
 tests/data/diagnose/research-lines.yaml lists the lines (verbatim, with the file and heading they are quoted
 under). For each labelled line the real `diagnose` runs on three inputs: the line alone, the line between a few
 neutral INFO lines with timestamps, and the same with a launcher prefix on every line (Ray workers, vLLM). The
-top entry's category must be the labelled one in all three, and a labelled `entry` among the top 3. Lines whose
+top entry's category must be the labelled one in all three, and a labelled `entry` among the top 3; so in one of
+ten paste styles (STYLES: quoted, coloured, HTML-escaped, a JSON log, ...), chosen by the line's position. Lines whose
 meaning the research leaves open (`category: null`) are listed but not asserted. The long lines are also cut every
 80 columns (a terminal paste), with a floor. `pytest -s` prints the coverage figures.
 """
 from __future__ import annotations
 
+import html
+import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,6 +37,29 @@ PREFIX = "(RayWorkerWrapper pid=4711) "
 WRAP = 80  # a terminal's hard wrap: pasted lines cut every 80 columns
 WRAPPED_FLOOR = 1.0  # reached 124/124 (match.unwrap joins any cut at a terminal's exact width unless the
 # next piece starts a new record; 119/124 before, when only lower-case or punctuation went on); may only be raised
+
+
+# how else a line reaches a user's paste: quoted in an issue, coloured by the terminal, copied from a web page,
+# from a container's JSON log, with Windows line ends, from journald, kubectl, torchrun --tee, pdsh, or with an
+# RFC 3339 time in front. Each labelled line gets one of them (by its position), so every style is exercised once
+# per ~10 lines at the cost of one more diagnosis per line.
+STYLES: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("quoted", lambda x: "> " + x),
+    ("coloured", lambda x: "\x1b[1;31m" + x + "\x1b[0m"),
+    ("html", lambda x: html.escape(x)),
+    ("json-log", lambda x: json.dumps({"log": x + "\n", "stream": "stderr", "time": "2026-11-30T08:12:01.5Z"})),
+    ("crlf", lambda x: x + "\r"),
+    ("journald", lambda x: "Nov 30 08:12:01 node-3 python3[4711]: " + x),
+    ("kubectl", lambda x: "[pod/trainer-0/main] " + x),
+    ("torchrun-tee", lambda x: "[default3]:" + x),
+    ("pdsh", lambda x: "x.x.x.7: " + x),
+    ("rfc3339", lambda x: "2026-11-30T08:12:01.532114Z " + x),
+)
+
+
+def styled(text: str, i: int) -> tuple[str, str]:
+    name, f = STYLES[i % len(STYLES)]
+    return name, "\n".join(f(x) for x in BEFORE + [text] + AFTER) + "\n"
 
 
 def load_lines() -> list[dict]:
@@ -66,7 +93,10 @@ def tops() -> dict[tuple[str, str], list[tuple[str, str]]]:
     out: dict[tuple[str, str], list[tuple[str, str]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "input.log"
-        for e in LABELLED:
+        for i, e in enumerate(LABELLED):
+            log.write_text(styled(e["text"], i)[1], encoding="utf-8")
+            r = diagnose([str(log)])
+            out[(e["text"], "styled")] = [(m.id, m.category) for m in r.matches[:3]]
             for name, text in variants(e["text"]).items():
                 log.write_text(text, encoding="utf-8")
                 r = diagnose([str(log)])
@@ -116,6 +146,18 @@ def test_coverage_figure(tops):
         ent = sum(1 for e in with_entry if e["entry"] in [g[0] for g in tops[(e["text"], name)]])
         print(f"\nresearch lines ({name}): top category right {ok}/{n} = {ok / n:.0%}; labelled entry in top 3 "
               f"{ent}/{len(with_entry)} ({len(LINES) - n} lines with an open meaning not asserted)")
+
+
+def test_paste_styles(tops):
+    """Each labelled line in one of the paste styles (STYLES, by position) keeps its category and entry."""
+    missed = []
+    for i, e in enumerate(LABELLED):
+        got = tops[(e["text"], "styled")]
+        if not got or got[0][1] != e["category"] or (e.get("entry") and e["entry"] not in [g[0] for g in got]):
+            missed.append((styled(e["text"], i)[0], e["text"][:60], got[:1]))
+    print(f"\nresearch lines in {len(STYLES)} paste styles: {len(LABELLED) - len(missed)}/{len(LABELLED)} kept their "
+          f"category and entry; missed: {missed}")
+    assert not missed
 
 
 def test_hard_wrapped_lines(tops):
