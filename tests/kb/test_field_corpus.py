@@ -119,15 +119,37 @@ def test_corpus_is_well_formed():
     assert {split_of(t) for t in threads} == {"dev", "eval"}
 
 
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95 % Wilson score interval of a proportion k/n: how far a figure on n excerpts can be trusted."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    d = 1 + z * z / n
+    mid, half = (p + z * z / (2 * n)) / d, z * ((p * (1 - p) + z * z / (4 * n)) / n) ** 0.5 / d
+    return max(0.0, mid - half), min(1.0, mid + half)
+
+
+def test_wilson_interval():
+    assert wilson(0, 0) == (0.0, 1.0)
+    lo, hi = wilson(54, 81)
+    assert round(lo, 3) == 0.559 and round(hi, 3) == 0.760  # worked by hand from the Wilson formula
+    assert wilson(10, 10)[1] == 1.0 and wilson(0, 10)[0] == 0.0
+
+
+def _ci(k: int, n: int) -> str:
+    lo, hi = wilson(k, n)
+    return f"(95 % CI {lo:.0%}-{hi:.0%})"
+
+
 def test_figures_on_both_halves(outcomes):
     for half in ("dev", "eval"):
         cat, n, top3, nl = figures(outcomes[half])
-        print(f"\nfield corpus {half}: top category right {cat}/{n} = {cat / max(n, 1):.0%}; "
-              f"expected entry in top 3 {top3}/{nl} = {top3 / max(nl, 1):.0%}")
+        print(f"\nfield corpus {half}: top category right {cat}/{n} = {cat / max(n, 1):.0%} {_ci(cat, n)}; "
+              f"expected entry in top 3 {top3}/{nl} = {top3 / max(nl, 1):.0%} {_ci(top3, nl)}")
     cat, n, top3, nl = figures(outcomes["eval-from-text"])
     print(f"field corpus eval, only excerpts whose category an expert reads from the text alone (from_text: yes): "
-          f"top category right {cat}/{n} = {cat / max(n, 1):.0%}; expected entry in top 3 {top3}/{nl} = "
-          f"{top3 / max(nl, 1):.0%}")
+          f"top category right {cat}/{n} = {cat / max(n, 1):.0%} {_ci(cat, n)}; expected entry in top 3 {top3}/{nl} = "
+          f"{top3 / max(nl, 1):.0%} {_ci(top3, nl)}")
     print(f"eval excerpts left out because a kb entry cites their thread: "
           f"{sorted(name for name, _, _ in outcomes['eval-cited'])}")
     cat, n, top3, nl = figures(outcomes["eval"])
