@@ -72,6 +72,7 @@ CONFIDENCES = ("matched", "code", "versions", "message", "likely")
 CLAIMS_TOTAL = 256 * 1024  # bytes of all inputs together read for stated versions (the heads of the first ones)
 HOWTO_TAG = "howto"  # a guide or a checklist (bringup-checklist, loss-parity-gpu-npu, ...), not a diagnosis
 LIKELY_LIMIT = 3  # entries the fallback proposes
+ALTERNATIVES = 3  # a specific match with fewer entries than this is followed by `likely` alternatives up to it
 CATEGORY_HINT = 0.5  # weight of the category posterior (category_scores) as a hint; chosen on the dev half
 NB_ALPHA = 0.5  # additive smoothing of the category model (chosen on the dev half)
 LIKELY_LINES = 12  # error lines the fallback reads (the first ones: the cascade comes later)
@@ -379,7 +380,7 @@ def is_benign_entry(entry: Any) -> bool:
 
 def likely_entries(errors: list[LineEvent], idx: dict[str, Any] | None, kb: Any, exclude: set[str],
                    limit: int = LIKELY_LIMIT, hint_categories: dict[str, float] | None = None,
-                   ) -> list[tuple[str, float, LineEvent]]:
+                   min_words: int = 1) -> list[tuple[str, float, LineEvent]]:
     """The kb entries closest to the first error lines: (entry id, score, the line that weighed most).
 
     Each line is a query over the kb search index (exact tokens, idf-weighted); a line's scores are
@@ -388,6 +389,8 @@ def likely_entries(errors: list[LineEvent], idx: dict[str, Any] | None, kb: Any,
     (one when no entry has two).
     Entries about known-harmless warnings are left out. Categories the input's specific (not generic)
     known error codes belong to (`hint_categories`: category -> weight up to 1) raise their entries.
+    `min_words`: the fewest words an entry must share even when no entry shares two (2: alternatives to a
+    specific match are offered only on real common ground).
     """
     if not errors or not idx:
         return []
@@ -444,7 +447,7 @@ def likely_entries(errors: list[LineEvent], idx: dict[str, Any] | None, kb: Any,
     usable = {i: sc for i, sc in total.items() if entries[i]["id"] not in exclude and kb.get(entries[i]["id"])
               and not is_benign_entry(kb.get(entries[i]["id"]))}
     # two distinct words in common, unless no entry has two (then one, rather than nothing)
-    need = 2 if any(len(words.get(i, ())) >= 2 for i in usable) else 1
+    need = max(min_words, 2 if any(len(words.get(i, ())) >= 2 for i in usable) else 1)
     cands = {i: sc for i, sc in usable.items() if len(words.get(i, ())) >= need}
     if not cands:
         return []
@@ -846,6 +849,21 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
             eh = EntryHits(eid, count=1, quality=(ev.severity, 0, -1), pos=ev.pos)
             eh.first.append(_hit(ev))
             hits.append((eh, "likely"))
+    # a specific match that leaves the top 3 short: the entries closest to the input's words (the error lines, or
+    # what the report says when its failure is one line) follow it as `likely` alternatives, never ahead of it
+    alternatives: set[str] = set()
+    found_ids = {eh.entry_id for eh, _ in hits}
+    if specific_seen and ALTERNATIVES and len(found_ids) < ALTERNATIVES:
+        queries = list(result.errors) + [ev for ev in result.symptoms if (ev.source, ev.line) not in
+                                         {(e.source, e.line) for e in result.errors}]
+        if len(queries) < 2:
+            queries += list(result.prose)
+        for eid, _score, ev in likely_entries(queries, search_index(), kb, found_ids,
+                                              limit=ALTERNATIVES - len(found_ids), min_words=2):
+            eh = EntryHits(eid, count=1, quality=(ev.severity, 0, -1), pos=ev.pos)
+            eh.first.append(_hit(ev))
+            hits.append((eh, "likely"))
+            alternatives.add(eid)
     tied = {eh.entry_id for eh, conf in hits if conf != "likely"}
     ctx = context_scores(list(result.errors) + list(result.symptoms), search_index(), tied) if len(tied) > 1 else {}
     ff = first_failure(result, roots or [])
@@ -867,7 +885,7 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
             k = k[:4] + (True, (0, 0), 0.0, order[id(eh)])
         else:  # the same evidence on the same line: the entry the rest of the input speaks of comes first
             k = k[:6] + (-ctx.get(eh.entry_id, 0.0),) + k[6:]
-        return (eh.severity == SEV_BENIGN, not asked and is_howto(kb.get(eh.entry_id)),
+        return (eh.severity == SEV_BENIGN, eh.entry_id in alternatives, not asked and is_howto(kb.get(eh.entry_id)),
                 eh.entry_id not in cause) + k
 
     hits.sort(key=key)

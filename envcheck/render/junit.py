@@ -54,9 +54,15 @@ def _xml(root: ET.Element) -> str:
 
 def render_diagnose(result: DiagnoseResult, **_: Any) -> str:
     """One failing testcase per kb entry the input points to (a CI gate on logs), one for the first
-    failing rank; known-harmless warnings pass with a note."""
+    failing rank; known-harmless warnings pass with a note, and so do the `likely` alternatives that follow
+    a specific match (guesses next to a diagnosis are no second failure)."""
     root = ET.Element("testsuites", name="envcheck diagnose")
-    real = [m for m in result.matches if m.severity != "benign"]
+    specific = any(m.confidence != "likely" and m.severity != "benign" for m in result.matches)
+
+    def note_only(m: Any) -> bool:
+        return m.severity == "benign" or (specific and m.confidence == "likely")
+
+    real = [m for m in result.matches if not note_only(m)]
     n = len(result.matches) + (1 if result.first_failure else 0)
     nfail = len(real) + (1 if result.first_failure else 0)
     root.set("tests", str(n))
@@ -78,6 +84,9 @@ def render_diagnose(result: DiagnoseResult, **_: Any) -> str:
         body = [f"{h.get('file')}:{h.get('line')}: {h.get('text')}" for h in m.lines]
         if m.severity == "benign":
             ET.SubElement(case, "system-out").text = "known harmless warning\n" + "\n".join(body)
+            continue
+        if note_only(m):
+            ET.SubElement(case, "system-out").text = "possible alternative (likely)\n" + "\n".join(body)
             continue
         if m.reason:
             body.insert(0, f"why: {m.reason}")

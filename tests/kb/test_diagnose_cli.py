@@ -47,8 +47,11 @@ def test_json_has_the_same_data(diag, tmp_path):
     assert r.rc == 1
     d = r.json()
     assert d["command"] == "diagnose" and d["inputs"] == [str(log)]
-    (m,) = d["matches"]
+    m, *alternatives = d["matches"]
     assert (m["id"], m["category"], m["hits"], m["more_hits"]) == ("fx-npu-oom", "out-of-memory", 4, 2)
+    assert m["confidence"] == "matched"
+    # a lone specific match is followed by at most two `likely` alternatives (the closest entries by words)
+    assert len(alternatives) <= 2 and all(a["confidence"] == "likely" for a in alternatives)
     assert m["lines"] == [{"file": str(log), "line": 4, "text": OOM}, {"file": str(log), "line": 6, "text": OOM}]
     assert m["fix"].startswith("Reduce the batch size") and m["kb_show"] == "envcheck kb show fx-npu-oom"
     assert m["page"]
@@ -86,7 +89,8 @@ def test_gzip_detected_by_magic_and_corrupt_gzip_is_a_note(diag, tmp_path):
     bad.write_bytes(gzip.compress((PLOG_OK * 1000).encode())[:200])
     r = diag(str(good), str(bad), "--json")
     d = r.json()
-    assert [m["id"] for m in d["matches"]] == ["fx-npu-oom"]
+    assert [m["id"] for m in d["matches"]][:1] == ["fx-npu-oom"]
+    assert all(m["confidence"] == "likely" for m in d["matches"][1:])  # alternatives after the match
     # issue 14: the readable part is scanned, the note says how much was read, the exit is not ok
     assert any(n.startswith(f"{bad}: truncated .gz: read 260 lines") for n in d["notes"]), d["notes"]
     assert r.rc == 2 and d["exit_code"] == 2 and d["stats"]["lines"] == 1 + 260  # 259 whole lines and the cut one
@@ -173,6 +177,10 @@ def test_junit_output(diag, tmp_path):
     assert diag(str(log), "--junit", str(out)).rc == 1
     root = ET.parse(out).getroot()
     assert root.get("failures") == "1" and "fx-npu-oom" in ET.tostring(root, encoding="unicode")
+    # the likely alternatives after the match are testcases that pass with a note, not more failures
+    cases = root.findall(".//testcase")
+    assert [c.find("failure") is not None for c in cases][0] and len(cases) == int(root.get("tests"))
+    assert all("possible alternative" in (c.findtext("system-out") or "") for c in cases[1:])
 
 
 def test_python_engine_gives_the_same_answer(diag, tmp_path):

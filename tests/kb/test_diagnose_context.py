@@ -123,3 +123,20 @@ def test_category_model_scores_every_category_and_follows_the_vocabulary():
         got = scores(text)
         assert max(got, key=got.__getitem__) == category, (text, sorted(got.items(), key=lambda kv: -kv[1])[:3])
     assert scores("") == {}
+
+
+def test_a_lone_specific_match_is_followed_by_likely_alternatives(tmp_path):
+    # written for this test: the error line matches a migration pattern, while the report's words speak of an
+    # upgrade that broke it; the match stays first, and the entry the words point to follows as an alternative
+    text = ("We upgraded transformers to the newest release for a new model and now fine-tuning on the NPU fails:\n"
+            "AssertionError: Torch not compiled with CUDA enabled\n"
+            "With the previous transformers version the same script and the same torch / torch_npu ran fine.\n")
+    r = run(tmp_path, text)
+    assert (r.matches[0].id, r.matches[0].confidence) == ("cuda-to-npu-device-strings", "matched")
+    assert 2 <= len(r.matches) <= 3 and all(m.confidence == "likely" for m in r.matches[1:]), ids(r)
+    assert "torch-npu-too-old-for-transformers" in ids(r)
+    # an input with three or more specific entries gets no guesses added
+    many = ("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n"
+            "EI0006: Getting socket times out. Reason: 1. The remote does not initiate a connect request.\n"
+            "ImportError: libhccl.so: cannot open shared object file: No such file or directory\n")
+    assert all(m.confidence != "likely" for m in run(tmp_path, many).matches), ids(run(tmp_path, many))
