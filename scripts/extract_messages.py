@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
-"""Extract the error and warning messages of torch_npu, op-plugin and vllm-ascend into envcheck/kb/messages.yaml.
+"""Extract the error and warning messages of torch_npu, op-plugin, vllm-ascend, HCCL / HCOMM and MindSpore's Ascend
+backend into envcheck/kb/messages.yaml.
 
-Usage (needs local bare git mirrors; reads HEAD of each, never builds or runs their code; not run by tests):
+Usage (needs local bare git mirrors; reads the refs named below, never builds or runs their code; not run by
+tests):
 
     PYTHONPATH=$PWD python scripts/extract_messages.py [--mirrors /work/.mirror] [--out envcheck/kb/messages.yaml]
 
-Mirrors are ``<mirrors>/<owner>+<name>/repo`` (bare). For each source repo at its HEAD commit it reads:
+Mirrors are ``<mirrors>/<owner>+<name>/repo`` (bare; MIRRORED_AT names forks holding the history of a repository
+too big to mirror here). For each source repo at each of its refs (HEAD, or a pinned commit or tag) it reads:
 
 * C++ (``.cpp .h .hpp .cc``): the message arguments of TORCH_CHECK / TORCH_CHECK_WITH / AT_ERROR /
   TORCH_NPU_WARN(_ONCE) / TORCH_WARN(_ONCE) / ASCEND_LOGE / ASCEND_LOGW, and a message built into a variable
   named *msg* / *message* first (the allocator's "NPU out of memory" is). c10::str-style arguments are
   concatenated (string literals are text, any other expression is a ``{}`` placeholder); the printf format of
-  ASCEND_LOG* has its conversions (%s, %d, ...) turned into ``{}``; PTA_ERROR(...) / OPS_ERROR(...) and the
-  like are dropped (they append torch_npu's ``ERRxxxxx`` code line, which the error-code dictionary reads).
+  ASCEND_LOG* and of HCCL's HCCL_ERROR / HCCL_WARNING / HCCL_RUN_WARNING (src/common/log.h) has its conversions
+  (%s, %d, %016llx, ...) turned into ``{}``; PTA_ERROR(...) / OPS_ERROR(...) and the like are dropped (they append
+  torch_npu's ``ERRxxxxx`` code line, which the error-code dictionary reads). MindSpore's log streams
+  (``MS_LOG(EXCEPTION|ERROR|WARNING) << ...;``, ``MS_EXCEPTION(XxxError) << ...;``): each ``<<`` operand that is
+  only string literals is text, any other a placeholder; its ``#dmsg#`` / ``#umsg#`` section markers end the line.
 * Python: ``raise XxxError(msg)``, ``warnings.warn(msg)`` and ``<logger>.error/warning/warn/exception/critical
   (msg)`` where msg is a literal, an f-string, ``"..." % x``, ``"...".format(x)`` or a ``+`` of those.
 
@@ -40,6 +46,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 
 import yaml
@@ -73,9 +80,28 @@ SOURCES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "torch_npu": ("Ascend/pytorch", ("torch_npu/",), ("HEAD", "v7.2.0-pytorch2.1.0", "v6.0.0-pytorch2.1.0")),
     "op_plugin": ("Ascend/op-plugin", ("op_plugin/",), ("HEAD", "6.0.0")),
     "vllm_ascend": ("vllm-project/vllm-ascend", ("vllm_ascend/", "csrc/"), ("HEAD", "v0.9.1", "v0.7.3")),
+    # CANN's collective library, open source since CANN 8.5 (gitcode.com/cann/hccl, on GitHub as hicann/hccl, the
+    # CANN organisation's mirror): the collective operators; and HCOMM (gitcode.com/cann/hcomm), the communicator,
+    # rank table, sockets, transports and task-exception reporting that HCCL's plog lines mostly come from
+    "hccl": ("hicann/hccl", ("src/",), ("HEAD",)),
+    "hcomm": ("hicann/hcomm", ("src/",), ("643b2bddbd67642bc063b2e93eb7522c3ba50802",)),
+    # MindSpore's Ascend backend (device / kernel runtime, memory, HCCL adapter) and the runtime that drives it
+    # (at HEAD: plugin/device/ascend/; MindSpore 1.x: runtime/device/ascend/ and runtime/hccl_adapter/). Read at
+    # master of 2023-02-15 (2.0 development) and at v1.5.0 (2021), whose wordings users still paste
+    "mindspore": ("mindspore-ai/mindspore", ("mindspore/ccsrc/plugin/device/ascend/", "mindspore/ccsrc/runtime/"),
+                  ("9b65b907f96edf9a278f87e9ccab7d318aed310f", "v1.5.0")),
 }
+# a repository whose own snapshot cannot be mirrored here is read from forks that hold its history, the first
+# that has the ref (the commit read is one of the repository's own: a git commit id names its whole tree):
+# hicann/hcomm's history, checked against the commits the code index holds for hicann/hcomm (2b912e7d README.md,
+# 643b2bdd tp_mgr.cc); mindspore-ai/mindspore (over the size limit here) up to its master merge 9b65b907
+# (i-robot !48914, 2023-02-15) in one fork and its release tags up to v1.5.0 in another
+MIRRORED_AT = {"hicann/hcomm": ("libochao-huawei/hcomm",),
+               "mindspore-ai/mindspore": ("hdu-cloud/mindspore", "kungfu-team/mindspore")}
 # tests, docs, examples and build tooling (vllm-ascend's csrc/cmake, csrc/scripts) print nothing a user's run does
-SKIP_PATH = re.compile(r"(^|/)(tests?|docs?|examples?|benchmarks?|cmake|scripts)(/|$)|_test\.py$|(^|/)test_[^/]*$")
+# (and MindSpore's GPU / CPU backends under runtime/: another device's messages)
+SKIP_PATH = re.compile(r"(^|/)(tests?|docs?|examples?|benchmarks?|cmake|scripts)(/|$)|_test\.py$|(^|/)test_[^/]*$|"
+                       r"^mindspore/ccsrc/runtime/(device/)?(gpu|cpu)/")
 
 # (source id, path regex, category or None). First match wins. None: the subsystem says nothing definite
 # (only a keyword override can give its messages a category).
@@ -138,13 +164,60 @@ ORIGINS: list[tuple[str, str, str | None]] = [
     ("vllm_ascend", r"vllm_ascend/(ops|attention|quantization)/|csrc/", "op-unsupported"),
     # the rest (platform and config checks, patches, models, workers, compilation): no definite category
     ("vllm_ascend", r".", None),
+    # --- HCCL (hicann/hccl): the collective operators (algorithm selection, executors, templates) print internal
+    # consistency checks of no definite category; the environment parser reads the HCCL_* variables (an invalid
+    # value is the kb's EI0001 case, communicator set-up)
+    ("hccl", r"src/common/alg_env_config\.", "hccl-init"),
+    ("hccl", r".", None),
+    # --- HCOMM (hicann/hcomm): HCCL's communicator, resources and maintenance ---
+    # the rank table parsers (ranktable JSON: server_list / device_ip / rank_id ...)
+    ("hcomm", r"src/legacy/ascend910/framework/common/src/topo/topoinfo_(ranktable|parse)|"
+              r"src/coll_communicator_mgr/rank_graph/rank_table_info/", "rank-config"),
+    # link set-up: the root-info / topology exchange between ranks, sockets, whitelists, the transport manager
+    # that creates the links, and the HCCL_* environment parsers (a timeout here is the connect timeout, EI0006 /
+    # EI0015, not a running collective's). The transports themselves (ibverbs, p2p, RoCE / IPC / UB memory) are
+    # not claimed: they connect, and they also move the data of running collectives ("[PostSend] failed after
+    # timeout", "[WaitOpFence] timeout")
+    ("hcomm", r"src/legacy/ascend910/framework/common/src/topo/topoinfo_(detect|exchange)|"
+              r"src/coll_communicator_mgr/rank_info_detect/|src/legacy/ascend950/framework/topo/rank_info_detect/|"
+              r"src/base_comm/resources/endpoint_pairs/sockets/|src/base_comm/resources/endpoints/server_socket/|"
+              r"src/legacy/ascend910/platform/resource/socket/|src/legacy/ascend950/framework/resource_manager/socket/|"
+              r"src/legacy/ascend910/algorithm/impl/resource_manager/hccl_socket_manager|"
+              r"src/legacy/ascend910/framework/communicator/impl/resource_manager/transport_manager|"
+              r"src/legacy/ascend910/framework/common/src/config/env_config|src/legacy/ascend950/framework/env_config/|"
+              r"src/legacy/ascend910/algorithm/impl/alg_env_config", "hccl-init"),
+    # the task-exception handlers: a collective's task failed or timed out on the device (EI0002 notify wait,
+    # "[TaskExecStage][Timeout] Task run failed", error CQE), reported with the op's stream / task / tag
+    ("hcomm", r"src/legacy/ascend910/common/debug/profiling/task_exception_handler|"
+              r"src/coll_communicator_mgr/dfx/taskException/|src/legacy/ascend950/framework/dfx/(aicpu/)?task_exception/|"
+              r"src/legacy/ascend910/framework/device/debug/dfx/taskexception/", "hccl-timeout"),
+    # the rest (algorithms, the op entrances that check arguments and create communicators alike, memory
+    # registration, heartbeat (link set-up and in-run faults alike), CCU resources): no definite category
+    ("hcomm", r".", None),
+    # --- MindSpore's Ascend backend ---
+    # the device memory adapter and pool: HBM sizing (max_device_memory) and allocation
+    ("mindspore", r"mindspore/ccsrc/plugin/device/ascend/hal/device/ascend_memory_(adapter|pool)\.", "out-of-memory"),
+    # (1.x: runtime/device/ascend/; its ascend_memory_manager also swaps and synchronises streams, so only its
+    # "Malloc device memory failed" is claimed, by keyword)
+    ("mindspore", r"mindspore/ccsrc/runtime/device/ascend/ascend_memory_(pool|adapter)\.", "out-of-memory"),
+    # the HCCL adapter: loading HCCL and creating its communicators and kernel builders
+    ("mindspore", r"mindspore/ccsrc/plugin/device/ascend/hal/hccl_adapter/|mindspore/ccsrc/runtime/hccl_adapter/",
+     "hccl-init"),
+    # the rest (the kernel runtime mixes device set-up, dumps, profiling and data-sink advice; kernels, graph
+    # optimisation and the graph scheduler): no definite category
+    ("mindspore", r".", None),
 ]
+# sources whose own ORIGINS decide timeouts: in HCCL / HCOMM a timeout in a link set-up file is the connect
+# timeout (hccl-init), and a task-exception file's is already hccl-timeout, so the keyword re-claim below is off
+OWN_TIMEOUTS = frozenset({"hccl", "hcomm"})
 
 # (categories the override applies to (None: any origin), regex on the template, category): the message
 # states its category itself. Applied in order; the first that matches wins.
 KEYWORDS: list[tuple[frozenset[str] | None, str, str]] = [
+    # (MindSpore's "Device(id:0) memory isn't enough and alloc failed", "Malloc device memory failed ... may be
+    # other processes occupying this card")
     (None, r"(?i)out of (device |NPU )?memory|\bOOM\b|memory (is )?(insufficient|exhausted|not enough)|"
-           r"Tried to allocate", "out-of-memory"),
+           r"memory isn't enough|Malloc device memory failed|Tried to allocate", "out-of-memory"),
     (None, r"(?i)(will be|is being) executed on (the )?CPU|fall(s|ing)? ?back to (the )?CPU|npu_fallback",
      "cpu-fallback"),
     (frozenset({"hccl-init", "rank-config"}), r"(?i)time(d)? ?out|timeout|watchdog|heartbeat", "hccl-timeout"),
@@ -162,7 +235,14 @@ KEYWORDS: list[tuple[frozenset[str] | None, str, str]] = [
 ]
 
 CPP_MACROS = re.compile(r"\b(TORCH_CHECK_WITH|TORCH_CHECK|AT_ERROR|TORCH_NPU_WARN_ONCE|TORCH_NPU_WARN|TORCH_WARN_ONCE|"
-                        r"TORCH_WARN|ASCEND_LOGE|ASCEND_LOGW)\s*\(")
+                        r"TORCH_WARN|ASCEND_LOGE|ASCEND_LOGW|HCCL_ERROR|HCCL_WARNING|HCCL_RUN_WARNING)\s*\(")
+# macros whose first argument is a printf format (CANN's ASCEND_LOG*, HCCL's log.h: HCCL_ERROR(format, ...))
+PRINTF_MACROS = frozenset({"ASCEND_LOGE", "ASCEND_LOGW", "HCCL_ERROR", "HCCL_WARNING", "HCCL_RUN_WARNING"})
+# MindSpore's log streams (mindspore/core/utils/log_adapter.h): MS_LOG(EXCEPTION) << "..." << x;,
+# MS_EXCEPTION(TypeError) << ...; and MS_LOG(ERROR|WARNING) << ...
+MS_STREAM = re.compile(r"\b(?:MS_LOG\((EXCEPTION|INTERNAL_EXCEPTION|ERROR|WARNING)\)|MS_EXCEPTION\((\w+)\))\s*<<")
+# MindSpore's message-section markers (#umsg#title#umsg#, #dmsg#title#dmsg#) start a new section of the printed message
+_MS_SECTION = re.compile(r"#[ud]msg#")
 _CODE_MACRO = re.compile(r"^\w+_ERROR\s*\(")  # PTA_ERROR(ErrCode::...), OPS_ERROR(...), PROF_ERROR(...)
 _PRINTF = re.compile(r"%[-+#0]*\d*(?:\.\d+)?(?:hh|h|ll|l|z|j|t|L)?[sdiuxXfFeEgGcp]")
 _FMT_FIELD = re.compile(r"\{[^{}]*\}")
@@ -173,6 +253,13 @@ LOG_METHODS = {"error": "error", "exception": "error", "critical": "error", "fat
 def git(gitdir: Path, *args: str) -> str:
     return subprocess.run(["git", f"--git-dir={gitdir}", *args], check=True, capture_output=True,
                           text=True, errors="replace").stdout
+
+
+def _rev(gitdir: Path, ref: str) -> str:
+    """The commit `ref` names in the mirror, or "" when the mirror lacks it."""
+    p = subprocess.run(["git", f"--git-dir={gitdir}", "rev-parse", "--verify", "-q", f"{ref}^{{commit}}"],
+                       capture_output=True, text=True)
+    return p.stdout.strip() if p.returncode == 0 else ""
 
 
 def read_files(gitdir: Path, commit: str, paths: list[str]) -> Iterator[tuple[str, str]]:
@@ -297,7 +384,7 @@ def cpp_messages(text: str) -> Iterator[tuple[str, str, int]]:
             continue
         name = m.group(1)
         level = "warning" if "WARN" in name or name == "ASCEND_LOGW" else "error"
-        if name.startswith("ASCEND_LOG"):
+        if name in PRINTF_MACROS:
             fmt = _CPP_STR.findall(args[0])
             if not fmt:
                 continue
@@ -306,6 +393,57 @@ def cpp_messages(text: str) -> Iterator[tuple[str, str, int]]:
             rest = args[2:] if name == "TORCH_CHECK_WITH" else args[1:] if name == "TORCH_CHECK" else args
             msg = "".join(_cpp_arg(a) for a in rest)
         yield msg, level, text.count("\n", 0, m.start()) + 1
+
+
+def _split_shift(expr: str) -> list[str]:
+    """The operands of a chain of top-level ``<<`` (strings, chars and brackets skipped)."""
+    parts, cur, depth, i, n = [], [], 0, 0, len(expr)
+    while i < n:
+        c = expr[i]
+        if c == '"' or c == "'":
+            j = i + 1
+            while j < n and expr[j] != c:
+                j += 2 if expr[j] == "\\" else 1
+            cur.append(expr[i:j + 1])
+            i = j + 1
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and expr.startswith("<<", i):
+            parts.append("".join(cur))
+            cur = []
+            i += 2
+            continue
+        cur.append(c)
+        i += 1
+    parts.append("".join(cur))
+    return parts
+
+
+def ms_messages(text: str) -> Iterator[tuple[str, str, int]]:
+    """(template text, level, line) of each MindSpore log stream: ``MS_LOG(EXCEPTION) << "Malloc device memory
+    failed, size[" << size << "]";`` gives ``Malloc device memory failed, size[{}]``. An operand that is only
+    string literals is text (``std::endl`` a line break), any other a placeholder."""
+    for m in MS_STREAM.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if text[line_start:m.start()].lstrip().startswith("#"):
+            continue  # inside a #define
+        expr = _statement(text, m.end())
+        if not expr:
+            continue
+        out = []
+        for op in _split_shift(expr):
+            op = op.strip()
+            if re.fullmatch(r'(?:(?:u8|L|u|U)?"(?:[^"\\]|\\.)*"\s*)+', op):
+                out.append(_cpp_unescape("".join(_CPP_STR.findall(op))))
+            elif op in ("std::endl", "endl"):
+                out.append("\n")
+            elif op:
+                out.append("{}")
+        level = "warning" if m.group(1) == "WARNING" else "error"
+        yield _MS_SECTION.sub("\n", "".join(out)), level, text.count("\n", 0, m.start()) + 1
 
 
 # ------------------------------------------------------------------------------------------------ Python
@@ -407,6 +545,8 @@ def categorise(source: str, path: str, template: str) -> str | None:
             cat = c
             break
     for scope, rx, c in KEYWORDS:
+        if c == "hccl-timeout" and source in OWN_TIMEOUTS:
+            continue
         if (scope is None or cat in scope) and re.search(rx, template):
             return c
     return cat
@@ -447,18 +587,22 @@ def extract(mirrors: Path) -> dict:
     out: dict = {"schema": 1, "sources": {}}
     seen: set[tuple[str, ...]] = set()  # templates by their literal chunks: "x" and "x{}" are one
     for sid, (repo, prefixes, refs) in SOURCES.items():
-        gitdir = mirrors / repo.replace("/", "+") / "repo"
-        if not gitdir.is_dir():
-            print(f"skipped {repo}: no mirror at {gitdir}", file=sys.stderr)
+        gitdirs = [mirrors / m.replace("/", "+") / "repo" for m in MIRRORED_AT.get(repo, (repo,))]
+        gitdirs = [g for g in gitdirs if g.is_dir()]
+        if not gitdirs:
+            print(f"skipped {repo}: no mirror under {mirrors}", file=sys.stderr)
             continue
         for ref in refs:
-            commit = git(gitdir, "rev-parse", f"{ref}^{{commit}}").strip()
+            gitdir, commit = next(((g, c) for g in gitdirs if (c := _rev(g, ref))), (gitdirs[0], ""))
+            if not commit:
+                print(f"skipped {repo} {ref}: in no mirror", file=sys.stderr)
+                continue
             paths = [p for p in git(gitdir, "ls-tree", "-r", "--name-only", commit).splitlines()
                      if p.startswith(prefixes) and not SKIP_PATH.search(p)
                      and p.endswith((".py", ".cpp", ".h", ".hpp", ".cc"))]
             records: list[dict] = []
             for path, text in read_files(gitdir, commit, paths):
-                found = py_messages(text) if path.endswith(".py") else cpp_messages(text)
+                found = py_messages(text) if path.endswith(".py") else chain(cpp_messages(text), ms_messages(text))
                 for raw, level, _line in found:
                     t = normalise(raw)
                     if not t or chunks(t) in seen or not distinctive(t):
@@ -470,7 +614,7 @@ def extract(mirrors: Path) -> dict:
                     seen.add(chunks(t))
                     records.append({"template": t, "origin": path, "category": cat, "level": level})
             kb_entries_for(records)
-            key = sid if ref == "HEAD" else f"{sid} {ref}"
+            key = sid if ref == refs[0] else f"{sid} {ref}"
             out["sources"][key] = {"repo": repo, "commit": commit, "ref": ref, "messages": records}
             counts = Counter(r["category"] for r in records)
             print(f"{repo}@{commit[:12]} ({ref}): {len(records)} templates {dict(counts.most_common())}",

@@ -1,4 +1,4 @@
-"""The message catalogue (messages.yaml): what torch_npu, op-plugin and vllm-ascend print, by subsystem.
+"""The message catalogue (messages.yaml): what torch_npu, op-plugin, vllm-ascend, HCCL and MindSpore print.
 
 Users' errors are mostly lines printed by a handful of code bases, and the code that prints a message says
 which subsystem failed: a torch_npu caching-allocator message is about device memory, a ProcessGroupHCCL

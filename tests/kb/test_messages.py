@@ -19,7 +19,8 @@ from envcheck.kb.messages import (
 )
 from envcheck.kb.taxonomy import CATEGORY_IDS
 
-REPOS = {"Ascend/pytorch", "Ascend/op-plugin", "vllm-project/vllm-ascend"}
+REPOS = {"Ascend/pytorch", "Ascend/op-plugin", "vllm-project/vllm-ascend", "hicann/hccl", "hicann/hcomm",
+         "mindspore-ai/mindspore"}
 
 
 def _book(*records: dict, repo: str = "Ascend/pytorch") -> msgs.MessageBook:
@@ -150,6 +151,22 @@ def test_the_most_specific_template_comes_first():
     # error-catalogue.md HT-05 (ProcessGroupHCCL.cpp)
     ("[Rank 3] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=1, "
      "NumelOut=1, Timeout(ms)=1800000) ran for 1800021 milliseconds before timing out.", "hccl-timeout"),
+    # error-catalogue.md HT-04 (HCCL user guide hcclug_000025): HCOMM's task-exception handler
+    ("[ERROR] HCCL(858209,all_reduce_test):2025-12-10-19:52:32.589.097 [task_exception_handler.cc:27] [858274]"
+     "[TaskExecStage][Timeout][HOST]Task run failed, base information is streamID:[1740], taskID[23], "
+     "tag[AllReduce_127.0.0.1%enp_60000_0_1765367469951573], AlgType(level 0-1-2):[fullmesh-ring-NHR].",
+     "hccl-timeout"),
+    # error-catalogue.md HI-01: HCOMM's socket manager, a link set-up timeout (not a running collective's)
+    ("[ERROR] HCCL(137309,all_reduce_test):2025-12-24-16:19:45.416.014 [hccl_socket_manager.cc:813] [137400]"
+     "[Wait][LinkEstablish]wait socket establish timeout, role[0] rank[0] timeout[120 s]", "hccl-init"),
+    # error-catalogue.md OM-06 (MindSpore "CANN Common Error Analysis", EE9999): MindSpore 1.x's HBM allocation
+    ("[EXCEPTION] DEVICE(170414,fffe397fa1e0,python):2021-09-13-15:29:07.465.388 [mindspore/ccsrc/runtime/device/"
+     "ascend/ascend_memory_manager.cc:62] MallocDeviceMemory] Malloc device memory failed, size[32212254720], "
+     "ret[207001], Device 6 may be other processes occupying this card, check as: ps -ef|grep python",
+     "out-of-memory"),
+    # error-catalogue.md OM-08: MindSpore's graph-scheduler actors
+    ("RuntimeError: Device(id:0) memory isn't enough and alloc failed, kernel name: Default/network-WithLossCell/"
+     "MatMul-op1, alloc size: 1073741824B.", "out-of-memory"),
     # tests/data/field-corpus/b-001.yaml (DEV)
     ("Error:RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.96 GiB total capacity; 55.91 GiB "
      "already allocated; 55.91 GiB current active; 1.80 GiB free; 58.73 GiB reserved in total by PyTorch) If "
@@ -248,6 +265,63 @@ def test_generator_reads_cpp_message_macros():
     assert ("Custom hand fail! name={}, ret={}", "error") in got
     assert ("The oprator of {} is executed, Currently High Accuracy", "warning") in got
     assert len(got) == 5  # not the #define
+
+
+def test_generator_reads_hccl_printf_logs_and_mindspore_log_streams():
+    x = _script()
+    src = '''
+    HCCL_ERROR("[%s]errNo[0x%016llx] wait socket establish timeout, role[%u] rank[%u] timeout[%lld s]", __func__,
+        HCCL_ERROR_CODE(HCCL_E_TIMEOUT), role, rank, timeout);
+    HCCL_RUN_WARNING("[NicPlugin] dlopen %s failed: %s.", path.c_str(), dlerror());
+    HCCL_INFO("an info line is no message %s", x);
+    CHK_PRT_RET(ret != 0, HCCL_WARNING("[Parse]HCCL_BUFFSIZE[%s] is invalid", s), HCCL_E_PARA);
+    '''
+    got = {(x.normalise(m), level) for m, level, _ in x.cpp_messages(src)}
+    assert got == {("[{}]errNo[0x{}] wait socket establish timeout, role[{}] rank[{}] timeout[{} s]", "error"),
+                   ("[NicPlugin] dlopen {} failed: {}.", "warning"),
+                   ("[Parse]HCCL_BUFFSIZE[{}] is invalid", "warning")}
+    src = '''
+    MS_LOG(EXCEPTION) << "Malloc device memory failed, size[" << size << "], ret[" << ret << "], "
+                      << "Device " << id << " may be other processes occupying this card, check as: ps -ef|grep python";
+    MS_EXCEPTION(DeviceProcessError) << "Call rtSetDevice, ret[" << static_cast<int>(ret) << "]";
+    MS_LOG(WARNING) << "Out of Memory. Request memory size: " << size << std::endl << "Memory Statistic:" << s;
+    MS_LOG(INFO) << "not a message: info level";
+    MS_LOG(EXCEPTION) << "Ascend kernel runtime initialization failed." << "#dmsg#Framework Error Message:#dmsg#" << e;
+    '''
+    got = {(x.normalise(m), level) for m, level, _ in x.ms_messages(src)}
+    assert got == {("Malloc device memory failed, size[{}], ret[{}], Device {} may be other processes occupying this "
+                    "card, check as: ps -ef|grep python", "error"),
+                   ("Call rtSetDevice, ret[{}]", "error"),
+                   ("Out of Memory. Request memory size: {}", "warning"),
+                   ("Ascend kernel runtime initialization failed.", "error")}
+
+
+def test_generator_categorises_hccl_and_mindspore_by_their_subsystems():
+    x = _script()
+    # a timeout in HCOMM's link set-up is the connect timeout (hccl-init), not re-claimed as hccl-timeout
+    assert x.categorise("hcomm", "src/legacy/ascend910/framework/common/src/topo/topoinfo_exchange_agent.cc",
+                        "[{}][{}] topo exchange agent get socket timeout! timeout[{} s]") == "hccl-init"
+    assert x.categorise("hcomm", "src/legacy/ascend910/common/debug/profiling/task_exception_handler.cc",
+                        "[TaskExceptionHandler]Task run failed, base information is {}") == "hccl-timeout"
+    assert x.categorise("hcomm", "src/legacy/ascend910/framework/common/src/topo/topoinfo_ranktableParser.cc",
+                        "[{}][{}]errNo[0x{}] Load ranktable file[{}] failed") == "rank-config"
+    # the op entrances and algorithms print every kind of failure: no claim unless the message states one
+    assert x.categorise("hcomm", "src/legacy/ascend910/framework/op_base/src/op_base.cc",
+                        "[HcclCommInitRootInfo]errNo[0x{}] init communicator failed") is None
+    assert x.categorise("hcomm", "src/legacy/ascend910/framework/op_base/src/op_base.cc",
+                        "[{}] NPU out of memory while allocating the CCL buffer") == "out-of-memory"
+    assert x.categorise("hccl", "src/ops/all_reduce/executor/x.cc", "[AllReduce] slice num[{}] is wrong") is None
+    assert x.categorise("hccl", "src/common/alg_env_config.cc",
+                        "HCCL_DETERMINISTIC is set to [{}], which is incorrect") == "hccl-init"
+    assert x.categorise("mindspore", "mindspore/ccsrc/plugin/device/ascend/hal/device/ascend_memory_adapter.cc",
+                        "rtMalloc mem size[{}] fail, ret[{}]") == "out-of-memory"
+    assert x.categorise("mindspore", "mindspore/ccsrc/plugin/device/ascend/hal/hccl_adapter/hccl_adapter.cc",
+                        "Init hccl graph adapter failed.") == "hccl-init"
+    assert x.categorise("mindspore", "mindspore/ccsrc/plugin/device/ascend/hal/device/ascend_kernel_runtime.cc",
+                        "Call rtSetDevice, ret[{}]") is None
+    assert x.categorise("mindspore", "mindspore/ccsrc/runtime/device/ascend/ascend_memory_manager.cc",
+                        "Malloc device memory failed, size[{}], ret[{}]") == "out-of-memory"
+    assert x.SKIP_PATH.search("mindspore/ccsrc/runtime/device/gpu/gpu_memory_manager.cc")
 
 
 def test_generator_reads_python_raises_warnings_and_logger_calls():
