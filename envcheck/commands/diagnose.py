@@ -14,7 +14,7 @@ Each entry says how it was found: matched (a kb pattern), code (an error code th
 the entry links to it; `envcheck explain CODE` says what a code means), versions (the versions the
 input states, e.g. "torch 2.12.0" / "torch_npu 2.8.0.post1" / "CANN 8.0.RC1" or a pip list, fail a
 compatibility check against the matrix, as `envcheck matrix check` would; shown with why), message
-(an error line torch_npu, op-plugin or vllm-ascend prints, which the message catalogue links to the
+(an error line torch_npu, op-plugin, vllm-ascend, HCCL or MindSpore prints, which the message catalogue links to the
 entry) or likely
 (closest to the error lines when nothing specific matched). Errors rank above warnings, known-harmless warnings
 are marked benign and come last, and how-to entries never above a diagnosis. Given several ranks

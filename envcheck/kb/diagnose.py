@@ -19,8 +19,9 @@ Matching is layered (each `Match` says which layer found it in `confidence`):
    below pattern and code matches and above the rest; a mere warning after everything else but benign
    warnings; a stack the matrix judges fine, or one stated twice with different versions, adds nothing;
 4. ``message``: when nothing specific matched, an error line that is an instance of a message torch_npu,
-   op-plugin or vllm-ascend prints (the catalogue envcheck/kb/messages.yaml) names the kb entries that treat
-   that message, and the category of the subsystem that prints it is favoured below, as a code's is;
+   op-plugin, vllm-ascend, HCCL / HCOMM or MindSpore's Ascend backend prints (the catalogue
+   envcheck/kb/messages.yaml) names the kb entries that treat that message, and the category of the
+   subsystem that prints it is favoured below, as a code's is;
 5. ``likely``: when nothing specific matched but error lines exist, the kb entries closest to
    those lines by the kb search index (envcheck/kb/search.py), earlier lines weighing more; in a
    pasted report also the lines that describe a symptom in words (match.SYMPTOMS: "slow", "loss
@@ -587,7 +588,7 @@ def hints_from_symptoms(symptoms: list[LineEvent], hints: dict[str, float]) -> N
 
 def message_hits(errors: list[LineEvent]) -> list[tuple[LineEvent, Any]]:
     """(line, its most specific catalogue message) for the first MESSAGE_LINES error lines that are an
-    instance of a message torch_npu / op-plugin / vllm-ascend prints (envcheck/kb/messages.py)."""
+    instance of a message torch_npu / op-plugin / vllm-ascend / HCCL / MindSpore prints (envcheck/kb/messages.py)."""
     from envcheck.kb.messages import MessageBookError, load_messages
 
     try:
