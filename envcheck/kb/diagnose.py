@@ -30,6 +30,8 @@ Matching is layered (each `Match` says which layer found it in `confidence`):
    error nor symptom lines is read from its sentences. The categories themselves are scored too: a naive
    Bayes model whose documents are the kb's categories (their entries' text pooled) favours the category
    whose vocabulary the lines share, which recognises failures worded unlike any single entry.
+   A specific match that leaves fewer than ALTERNATIVES entries is followed by such `likely` entries too
+   (two shared words at least), never ahead of it: the other causes its words point to.
 
 Ranking follows the failure (envcheck/kb/match.py `EntryHits.sort_key`): errors over warnings,
 known-benign warnings last and marked benign, specific evidence over wrapper codes (`generic: true`)
