@@ -247,7 +247,8 @@ def _kv_table(rows: list[tuple[str, str]]) -> list[str]:
 def entry_footer(e: Entry) -> str:
     if not e.sources:
         return ""
-    items = [f"- <{s}>" if re.match(r"^https?://\S+$", s) else f"- {esc(s)}" for s in e.sources]
+    # a source quotes messages in `code spans` (`... should <=192!`): escaped once, as symptoms are
+    items = [f"- <{s}>" if re.match(r"^https?://\S+$", s) else f"- {md_inline(s)}" for s in e.sources]
     return f"\n\n{_heading('sources')}\n\n" + "\n".join(items) + "\n"
 
 
