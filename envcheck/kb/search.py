@@ -120,17 +120,28 @@ def _cache_file(root: Path) -> Path | None:
     return d / f"kb-index-{key}.json"
 
 
+# the index last loaded in this process, per (kb root, cache file): a process that diagnoses many inputs (a
+# test run, a cluster's logs) parses the ~1 MB cache once, not once per diagnosis; the stamp still decides
+_LOADED: dict[tuple[str, str], tuple[list[list[Any]], dict[str, Any]]] = {}
+
+
 def load_index(root: Path) -> dict[str, Any]:
-    """The search index of root, from the cache when the files are unchanged and the cache is valid."""
+    """The search index of root, from the cache when the files are unchanged and the cache is valid.
+    The returned index is shared: callers must not modify it."""
     stamp = _stamp(root)
     cf = _cache_file(root)
-    if cf is not None:
-        idx = _read_cache(cf)
-        if idx is not None and idx.get("stamp") == stamp:
-            return idx
-    idx = build_index(root, stamp)
-    if cf is not None:
-        _write_cache(cf, idx)
+    key = (str(root.resolve()), str(cf))
+    seen = _LOADED.get(key)
+    if seen is not None and seen[0] == stamp:
+        return seen[1]
+    idx = _read_cache(cf) if cf is not None else None
+    if idx is None or idx.get("stamp") != stamp:
+        idx = build_index(root, stamp)
+        if cf is not None:
+            _write_cache(cf, idx)
+    if len(_LOADED) >= 8:
+        _LOADED.clear()
+    _LOADED[key] = (stamp, idx)
     return idx
 
 

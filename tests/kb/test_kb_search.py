@@ -102,6 +102,19 @@ def test_cache_is_outside_the_kb_and_follows_edits(tmp_path):
     assert ids("tokenizer", kb) == []
 
 
+def test_an_index_is_parsed_once_per_process_until_the_kb_changes(tmp_path):
+    from envcheck.kb.search import load_index
+
+    kb = tmp_path / "kb"
+    shutil.copytree(MINI, kb)
+    first = load_index(kb)
+    assert load_index(kb) is first  # the same object: the cache file is not parsed again
+    f = kb / "performance" / "log-level-debug.md"
+    f.write_text(f.read_text(encoding="utf-8") + "\nThe tokenizer logs too.\n", encoding="utf-8")
+    again = load_index(kb)
+    assert again is not first and again["stamp"] != first["stamp"]
+
+
 def test_corrupt_or_unwritable_cache_is_ignored(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     cache.mkdir()
