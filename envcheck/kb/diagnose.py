@@ -857,8 +857,8 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
     alternatives: set[str] = set()
     found_ids = {eh.entry_id for eh, _ in hits}
     if specific_seen and ALTERNATIVES and len(found_ids) < ALTERNATIVES:
-        queries = list(result.errors) + [ev for ev in result.symptoms if (ev.source, ev.line) not in
-                                         {(e.source, e.line) for e in result.errors}]
+        at = {(e.source, e.line) for e in result.errors}
+        queries = list(result.errors) + [ev for ev in result.symptoms if (ev.source, ev.line) not in at]
         if len(queries) < 2:
             queries += list(result.prose)
         for eid, _score, ev in likely_entries(queries, search_index(), kb, found_ids,

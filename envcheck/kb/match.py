@@ -751,7 +751,7 @@ class Matcher:
                 size = end - start
                 if block.find(b"\x1b", start, end) >= 0 and not (
                         state["first"] and b"\0" in block[start:start + BINARY_PROBE]):
-                    block = cleaned(block[start:end])
+                    block = cleaned(block[start:end], references=False)
                     start, end = 0, len(block)
                 if state["first"]:
                     state["first"] = False
@@ -1032,12 +1032,12 @@ def _track_rank(result: ScanResult, ev: LineEvent) -> None:
             re_.host = m.group(1)
 
 
-def cleaned(data: bytes) -> bytes:
-    """`data` without terminal escape sequences and with HTML character references decoded; newlines are kept,
-    so line numbers stay those of the input."""
+def cleaned(data: bytes, references: bool = True) -> bytes:
+    """`data` without terminal escape sequences and (`references`) with HTML character references decoded;
+    newlines are kept, so line numbers stay those of the input."""
     if b"\x1b" in data:
         data = _ANSI.sub(b"", data)
-    if b"&" in data:
+    if references and b"&" in data:
         import html
 
         def ref(m: re.Match[bytes]) -> bytes:
