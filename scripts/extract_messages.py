@@ -282,6 +282,14 @@ def read_files(gitdir: Path, commit: str, paths: list[str]) -> Iterator[tuple[st
 
 # ------------------------------------------------------------------------------------------------ C++
 
+def _literal_end(text: str, i: int) -> int:
+    """The index just past the C/C++ string or char literal whose opening quote is at `i` (escapes skipped)."""
+    q, j, n = text[i], i + 1, len(text)
+    while j < n and text[j] != q:
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
 def _call_args(text: str, start: int) -> list[str] | None:
     """The top-level arguments of the call whose '(' is at `start` (strings, chars and comments skipped)."""
     depth, i, cur, args = 0, start, [], []
@@ -289,11 +297,9 @@ def _call_args(text: str, start: int) -> list[str] | None:
     while i < n:
         c = text[i]
         if c == '"' or c == "'":
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            cur.append(text[i:j + 1])
-            i = j + 1
+            j = _literal_end(text, i)
+            cur.append(text[i:j])
+            i = j
             continue
         if text.startswith("//", i):
             i = text.find("\n", i)
@@ -401,11 +407,9 @@ def _split_shift(expr: str) -> list[str]:
     while i < n:
         c = expr[i]
         if c == '"' or c == "'":
-            j = i + 1
-            while j < n and expr[j] != c:
-                j += 2 if expr[j] == "\\" else 1
-            cur.append(expr[i:j + 1])
-            i = j + 1
+            j = _literal_end(expr, i)
+            cur.append(expr[i:j])
+            i = j
             continue
         if c in "([{":
             depth += 1
