@@ -1041,12 +1041,14 @@ def diagnose(paths: list[str], *, kb_dir: str | None = None, engine: str = "auto
 def stated_verdicts(heads: list[tuple[str, bytes]], judge_versions: Callable[[dict[str, Claim]], Sequence[Verdict]],
                     notes: list[str]) -> list[tuple[str, Verdict]]:
     """(label, verdict) for the versions each input's head states; a judge that fails is a note, never the end."""
+    from envcheck.kb.match import cleaned, json_decoded
+
     out: list[tuple[str, Verdict]] = []
     for label, head in heads:
-        text = head.decode("utf-8", "replace")
         if len(head) >= HEAD_BYTES:  # cut mid-line: the last line is not whole
-            text = text[:text.rfind("\n") + 1]
-        claims = stated_versions(text)
+            head = head[:head.rfind(b"\n") + 1]
+        # read as the matcher reads it: without colour sequences, HTML references and JSON log wrapping
+        claims = stated_versions(json_decoded(cleaned(head)).decode("utf-8", "replace"))
         if not claims:
             continue
         try:

@@ -759,6 +759,12 @@ class Matcher:
                         result.notes.append(f"{source}: binary file skipped")
                         return False
                     result.files += 1
+                    # a container's JSON log file (docker json-file) or a structured logger's: decoded block by
+                    # block, each line being one record (the first line decides, as a log is written one way)
+                    state["json"] = bool(_JSON_LINE.match(block, start, block.find(b"\n", start, end) + 1 or end))
+                    if state["json"]:
+                        block = json_decoded(block[start:end])
+                        start, end = 0, len(block)
                     if end - start <= UNWRAP_MAX and not cut:
                         waited = time.monotonic()
                         nxt = next(blocks, None)
@@ -768,11 +774,17 @@ class Matcher:
                             if _ENTITY.search(block, start, end):  # copied from a web page
                                 block = cleaned(block[start:end])
                                 start, end = 0, len(block)
+                            if not state["json"] and _JSON_LINE.search(block, start, end):  # a paste of JSON records
+                                block = json_decoded(block[start:end])
+                                start, end = 0, len(block)
                             physical = block.count(b"\n", start, end)
                             result.bytes += size
                             block, start, end, linemap = _unwrapped(block, start, end)
                         else:
                             ahead.append(nxt)
+                elif state["json"]:
+                    block = json_decoded(block[start:end])
+                    start, end = 0, len(block)
                 if time.monotonic() > budget.deadline:
                     raise BudgetExceeded
                 if linemap is None:
@@ -1046,6 +1058,44 @@ def cleaned(data: bytes, references: bool = True) -> bytes:
 
         data = _ENTITY.sub(ref, data)
     return data
+
+
+# a line that is one JSON object (docker's json-file log, a structured logger), and the keys that hold its text
+_JSON_LINE = re.compile(rb"^[ \t]*\{.*\}[ \t]*\r?$", re.M)
+_JSON_TEXT = ("log", "msg", "message", "MESSAGE")
+_JSON_LEVEL = ("level", "levelname", "severity", "PRIORITY")
+_LEVEL_WORDS = {"error": "ERROR", "err": "ERROR", "critical": "CRITICAL", "fatal": "FATAL", "warning": "WARNING",
+                "warn": "WARNING", "3": "ERROR", "2": "CRITICAL", "4": "WARNING"}  # journald PRIORITY is syslog's
+
+
+def json_decoded(data: bytes) -> bytes:
+    """`data` with every line that is a JSON log record replaced by the record's text (`log`, `msg`, `message`),
+    led by its level when the record gives one that the text does not already show (`ERROR`, `WARNING`). A record
+    whose text spans lines (a traceback in one value), or that is no log record, is left as it is, so the input
+    keeps its line count and line numbers."""
+    import json
+
+    def one(m: re.Match[bytes]) -> bytes:
+        try:
+            rec = json.loads(m.group())
+        except ValueError:
+            return m.group()
+        if not isinstance(rec, dict):
+            return m.group()
+        text = next((rec[k] for k in _JSON_TEXT if isinstance(rec.get(k), str)), None)
+        if text is None:
+            return m.group()
+        text = text.rstrip("\r\n")
+        if "\n" in text or "\r" in text:
+            return m.group()
+        level = next((str(rec[k]) for k in _JSON_LEVEL if isinstance(rec.get(k), (str, int))), "")
+        word = _LEVEL_WORDS.get(level.strip().lower())
+        if word and not _LEVEL.search(text):
+            text = f"[{word}] {text}"
+        out = text.encode("utf-8", "replace")
+        return _ANSI.sub(b"", out) if b"\x1b" in out else out  # colour escaped as \u001b in the record
+
+    return _JSON_LINE.sub(one, data)
 
 
 def _excerpt(line: bytes) -> str:

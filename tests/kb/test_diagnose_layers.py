@@ -77,6 +77,44 @@ def test_colour_codes_and_html_references_do_not_hide_a_failure(tmp_path):
     assert r.stats["lines"] == 2 and r.matches[0].lines[0]["line"] == 2
 
 
+def test_json_log_records_are_read_as_their_text(tmp_path):
+    """A container's JSON log (docker json-file) or a structured logger's records: the record's text is matched,
+    led by the record's level; line numbers stay the input's."""
+    import json
+
+    docker = [json.dumps({"log": line + "\n", "stream": "stderr", "time": "2026-11-30T08:12:01.5Z"})
+              for line in ("step 1", "\x1b[31m" + EI0006 + "\x1b[0m", "step 2")]
+    r = run(tmp_path, "\n".join(docker) + "\n")
+    assert r.matches[0].category == "hccl-init" and [c.code for c in r.codes] == ["EI0006"]
+    assert r.matches[0].lines[0]["line"] == 2 and r.matches[0].lines[0]["text"].startswith("EI0006: [PID: 3100]")
+    # a structured logger: its level makes the line an error line even when the text names none
+    rec = {"level": "error", "msg": "the collective did not complete: HCCL_BUFFSIZE is smaller than the payload"}
+    r = run(tmp_path, "\n".join([json.dumps({"level": "info", "msg": "start"}), json.dumps(rec)]) + "\n")
+    assert r.stats["error_lines"] == 1
+    # what is no log record stays as written: a metrics dict, a record whose text spans lines, a broken line
+    keep = [json.dumps({"loss": 0.0, "grad_norm": float("nan")}), json.dumps({"log": "a\nb\n"}), '{"log": "x"']
+    from envcheck.kb.match import json_decoded
+    assert json_decoded("\n".join(keep).encode()) == "\n".join(keep).encode()
+    assert json_decoded(b'{"MESSAGE": "EZ9999: Inner Error!", "PRIORITY": "3"}') == b"[ERROR] EZ9999: Inner Error!"
+
+
+def test_a_big_json_log_is_decoded_block_by_block():
+    """Past the paste size the JSON log is scanned in blocks: every block is decoded, not only the first."""
+    import json
+
+    from envcheck.kb.match import UNWRAP_MAX
+
+    line = json.dumps({"log": "iteration ok, nothing to see here\n", "stream": "stdout", "time": "t"})
+    n = UNWRAP_MAX // len(line) + 1000
+    lines = [line] * n
+    lines[n - 5] = json.dumps({"log": EI0006 + "\n", "stream": "stderr", "time": "t"})
+    m = kb_matcher()
+    r = ScanResult()
+    m.scan_stream(io.BytesIO(("\n".join(lines) + "\n").encode()), "big.log", r, budget=60)
+    hits = [h for e in r.entries.values() for h in e.first]
+    assert hits and all(h.line == n - 4 and h.text.startswith("EI0006: [PID: 3100]") for h in hits)
+
+
 def test_unwrap_rules():
     lines = [b"Warning: CAUTION: The operator 'torchvision::nms' is not currently supported on the NPU backend and w",
              b"ill fall back to run on the CPU.",
