@@ -1,12 +1,14 @@
 """Time `envcheck diagnose` against `grep -E -f <all kb patterns>` on a generated 500 MB log.
 
-Usage: python benchmarks/bench_diagnose.py [--mb 500] [--runs 3] [--keep]
+Usage: python benchmarks/bench_diagnose.py [--mb 500] [--runs 3] [--keep] [--docker]
 
 The log mixes realistic CANN plog lines, MindSpore/torch_npu stdout and training-step lines, with
 sparse needles (the kb's own pattern examples) at known lines. Both tools read the same file from
 a warm page cache; the best of --runs wall times is compared. Peak RSS of `envcheck diagnose` is
 measured in a fresh parent whose only child is envcheck (getrusage RUSAGE_CHILDREN).
 The file lives under benchmarks/out/ and is deleted afterwards unless --keep is given.
+--docker writes the same lines as a container's json-file log (one `{"log":...,"stream":...,"time":...}` record a
+line), which diagnose decodes before matching and grep reads as it is.
 """
 from __future__ import annotations
 
@@ -78,10 +80,18 @@ def needles(kb) -> list[tuple[str, str]]:
     return out
 
 
-def generate(path: Path, mb: int, kb, seed: int = 7) -> tuple[int, list[tuple[int, str]]]:
+def docker_record(line: str) -> str:
+    """`line` as docker's json-file log driver writes it (compact JSON, the newline kept in the text)."""
+    return json.dumps({"log": line + "\n", "stream": "stdout", "time": "2025-01-01T10:00:00.000000000Z"},
+                      separators=(",", ":"), ensure_ascii=False)
+
+
+def generate(path: Path, mb: int, kb, seed: int = 7, docker: bool = False) -> tuple[int, list[tuple[int, str]]]:
     """Write the log; returns (lines, [(line, entry id)]) of the planted needles."""
     rng = random.Random(seed)
     lines = [plog_line(rng, i) if rng.random() < 0.7 else stdout_line(rng, i) for i in range(40000)]
+    if docker:
+        lines = [docker_record(x) for x in lines]
     block = ("\n".join(lines) + "\n").encode()
     per_block = len(lines)
     blocks = max(1, (mb << 20) // len(block))
@@ -94,7 +104,7 @@ def generate(path: Path, mb: int, kb, seed: int = 7) -> tuple[int, list[tuple[in
                 for _ in range(2):
                     k = rng.randrange(per_block)
                     eid, text = rng.choice(pool)
-                    body[k] = text
+                    body[k] = docker_record(text) if docker else text
                     planted.append((b * per_block + k + 1, eid))
                 fh.write(("\n".join(body) + "\n").encode())
             else:
@@ -119,6 +129,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--kb", default=None, help="kb directory (default: the repository's kb/)")
+    ap.add_argument("--docker", action="store_true", help="write the log as docker json-file records")
     args = ap.parse_args()
     kb = load_kb(args.kb)
     pats = [p.regex for e in kb.entries for p in e.patterns if p.regex]
@@ -128,9 +139,10 @@ def main() -> int:
     pfile.write_text("\n".join(pats) + "\n", encoding="utf-8")
     try:
         t = time.perf_counter()
-        total, planted = generate(log, args.mb, kb)
+        total, planted = generate(log, args.mb, kb, docker=args.docker)
         size = log.stat().st_size
-        print(f"log: {size / 1e6:.0f} MB, {total:,} lines, {len(planted)} needles "
+        kind = " of docker JSON records" if args.docker else ""
+        print(f"log: {size / 1e6:.0f} MB{kind}, {total:,} lines, {len(planted)} needles "
               f"(generated in {time.perf_counter() - t:.1f} s); kb: {len(kb.entries)} entries, {len(pats)} patterns")
         subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
         g_wall, _, g_out = best_of(args.runs, ["grep", "-E", "-f", str(pfile), str(log)])

@@ -881,13 +881,20 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
     # entries follow every diagnosis
     asked = not result.errors and all(conf == "likely" for _, conf in hits)
 
+    def usual(eh: EntryHits) -> int:
+        """Where the dictionary lists the entry among a wrapper code's usual causes (0 = first, or not such)."""
+        at = [info.entries.index(eh.entry_id) for c in eh.codes
+              if (info := book.get(c)) is not None and info.generic and eh.entry_id in info.entries]
+        return min(at, default=0)
+
     def key(item: tuple[EntryHits, str]) -> tuple:
         eh, conf = item
         k = eh.sort_key()
         if conf == "likely":
             k = k[:4] + (True, (0, 0), 0.0, order[id(eh)])
-        else:  # the same evidence on the same line: the entry the rest of the input speaks of comes first
-            k = k[:6] + (-ctx.get(eh.entry_id, 0.0),) + k[6:]
+        else:  # the same evidence on the same line: for a wrapper code the cause the dictionary lists first, then
+            # the entry the rest of the input speaks of
+            k = k[:6] + (usual(eh) if conf == "code" else 0, -ctx.get(eh.entry_id, 0.0)) + k[6:]
         return (eh.severity == SEV_BENIGN, eh.entry_id in alternatives, not asked and is_howto(kb.get(eh.entry_id)),
                 eh.entry_id not in cause) + k
 

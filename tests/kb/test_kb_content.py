@@ -314,6 +314,26 @@ def test_patterns_do_not_match_healthy_tool_output():
     assert not hits, hits
 
 
+# Lines that every kind of failure prints on its way out (error-catalogue.md quotes each): torch_npu's wrappers
+# around an ACL call and its exception hook, CANN's "Inner Error" codes. They name no cause, so no entry may claim
+# them with a pattern, except the guide that says to read the first specific error instead.
+WRAPPER_LINES = (
+    "[ERROR] 2025-01-15-20:59:48 (PID:6038, Device:0, RankID:-1) ERR00100 PTA call acl api failed",
+    "[ERROR] 2025-02-16-12:18:25 (PID:775, Device:0, RankID:-1) ERR01100 OPS call acl api failed",
+    "[ERROR] 2025-06-09-06:57:54 (PID:92380, Device:0, RankID:-1) ERR99999 UNKNOWN applicaiton exception",
+    "EE9999: Inner Error, Please contact support engineer!",
+    "EZ9999: Inner Error!",
+    "CANN Inner Error. Please rectify the fault based on the error information in the ascend log.",
+)
+WRAPPER_GUIDES = {"generic-inner-error-first-code"}
+
+
+def test_no_entry_claims_a_line_every_failure_prints():
+    hits = [(eid, p.regex, ln) for eid, p in all_patterns() for ln in WRAPPER_LINES
+            if eid not in WRAPPER_GUIDES and re.search(p.regex, ln)]
+    assert not hits, hits
+
+
 def test_examples_are_verbatim_from_the_research():
     if not RESEARCH.exists():
         pytest.skip("shared/research not available")
