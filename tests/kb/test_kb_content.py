@@ -324,6 +324,8 @@ WRAPPER_LINES = (
     "EE9999: Inner Error, Please contact support engineer!",
     "EZ9999: Inner Error!",
     "CANN Inner Error. Please rectify the fault based on the error information in the ascend log.",
+    "The Inner error is reported as above. The process exits for this inner error, and the current working operator "
+    "name is <op>.",
 )
 WRAPPER_GUIDES = {"generic-inner-error-first-code"}
 
