@@ -151,6 +151,8 @@ _LEVEL = re.compile(
     r"(?:^|[\s\]])\[?([EWF])\d{3,4}[ \]]|"  # glog / torch: "[W compiler_depend.ts:51]", "E0101 12:00:00"
     r"\[([EWF]) ")
 _ERROR_WORDS = re.compile(ERROR_WORDS_REGEX)
+# CANN's error codes start with their level, E (error); a line led by one belongs to an error message block
+_CODE_LEAD = re.compile(r"^\W{0,8}E[0-9A-Z][0-9]{4}\b")
 _TRACEBACK_HEAD = re.compile(r"^\W{0,8}Traceback \(most recent call last\)|^\W*During handling of the above")
 _TIMEOUT = re.compile(  # waiting for a peer that is gone (HCCL / torch / gloo wording; EI0002, EI0006, ERR02011)
     r"[Tt]ime[ds]?[ _-]?[Oo]ut|TIMEOUT|\bEI0002\b|\bEI0006\b|\bERR02011\b|[Ww]atchdog|HCCL_E_TIMEOUT|"
@@ -421,6 +423,8 @@ def line_severity(text: str) -> int:
     (`[ERROR]`, `WARNING`, `RuntimeError:`, `UserWarning:`, glog `[W ...]`), else error words make it an error."""
     if benign_reason(text):
         return SEV_BENIGN
+    if _CODE_LEAD.match(text):  # a line of CANN's error-message block (`EZ9999: ...`, `E89999[PID: ...] ...`)
+        return SEV_ERROR
     head = text[:240]
     for m in _LEVEL.finditer(head):
         word = next(g for g in m.groups() if g)

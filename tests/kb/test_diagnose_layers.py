@@ -245,6 +245,9 @@ def test_error_lines_are_capped_but_patterns_still_found():
     ("[ERROR] HCCL(1,python3): x", 3), ("RuntimeError: x", 3), ("[W compiler_depend.ts:51] Warning: x failed", 1),
     ("UserWarning: something is not supported", 1), ("[INFO] task failed=0", 2), ("step 3 loss 2.1", 2),
     ("Traceback (most recent call last):", 2), (DOUBLE, 0), ("E   RuntimeError: x", 3),
+    # a line of CANN's error-message block is an error line though it names no error word (the code's E is its level)
+    ("E89999[PID: 183646] 2026-04-01-13:43:00.810.813 (E89999):  op[RotaryPositionEmbedding], when input is BNSD", 3),
+    ("step 3 done, see E12345 in the manual", 2),
 ])
 def test_line_severity(line, sev):
     assert line_severity(line) == sev
