@@ -3,16 +3,20 @@
 tests/data/diagnose/mined/*.yaml (one file per source family) lists verbatim lines (1-8 of them, as a user pastes
 them) from issue threads and forum cases that are NOT in the field corpus, labelled with the root cause's category
 and kb entry. Each item also records `before`: what `envcheck diagnose` answered when the line was mined, before the
-knowledge it taught was added (top entry and its category, the top 3). The `before` figures are an estimate of how
-diagnose does on lines it has never seen, the question the field corpus's eval half asks, on a different sample; the
-figures now show what the mined knowledge taught. `pytest -s` prints both.
+knowledge it taught was added (top entry and its category, the top 3; written by the miner's tool, on the miner's
+branch, so a line can profit from knowledge its own family taught just before). The `before` figures are an estimate
+of how diagnose does on lines it has never seen, the question the field corpus's eval half asks, on a different
+sample; the figures now show what the mined knowledge taught. `pytest -s` prints both.
+
+Session 4 mined 186 lines from 11 families. Diagnosed with the code and kb of the session's start (commit 636223a),
+the top category was right for 98/186 (53 %) and the labelled entry in the top 3 for 60/161 (37 %; 60/98 where the
+entry already existed), close to the field corpus's eval half at the time (63 %, 59 %).
 """
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
 
-import pytest
 import yaml
 from conftest import DATA
 from test_field_corpus import CORPUS, wilson
@@ -23,8 +27,8 @@ from envcheck.plan.stated import diagnose_report
 
 MINED = DATA / "diagnose" / "mined"
 FILES = sorted(MINED.glob("*.yaml"))
-# what the mined lines reached when they landed; a regression guard, may only be raised
-FLOOR = (0.0, 0.0)
+# what the mined lines reached when they landed (session 4: 170/186 and 153/161); a regression guard, may only be raised
+FLOOR = (0.91, 0.95)
 
 
 def items() -> list[tuple[str, dict]]:
@@ -37,6 +41,7 @@ def items() -> list[tuple[str, dict]]:
 
 
 def test_mined_lines_are_well_formed():
+    assert len(FILES) >= 5 and len(items()) >= 150
     kb = load_kb()
     corpus = {yaml.safe_load(p.read_text(encoding="utf-8"))["thread"] for p in CORPUS.glob("*.yaml")}
     per_thread: dict[str, int] = {}
@@ -62,7 +67,6 @@ def _fig(k: int, n: int) -> str:
     return f"{k}/{n} = {k / max(n, 1):.0%} (95 % CI {lo:.0%}-{hi:.0%})"
 
 
-@pytest.mark.skipif(not FILES, reason="no mined lines yet")
 def test_mined_lines_figures():
     rows = items()
     b_cat = sum(1 for _, d in rows if d["before"].get("category") == d["category"])
