@@ -151,8 +151,6 @@ _LEVEL = re.compile(
     r"(?:^|[\s\]])\[?([EWF])\d{3,4}[ \]]|"  # glog / torch: "[W compiler_depend.ts:51]", "E0101 12:00:00"
     r"\[([EWF]) ")
 _ERROR_WORDS = re.compile(ERROR_WORDS_REGEX)
-# CANN's error codes start with their level, E (error); a line led by one belongs to an error message block
-_CODE_LEAD = re.compile(r"^\W{0,8}E[0-9A-Z][0-9]{4}\b")
 _TRACEBACK_HEAD = re.compile(r"^\W{0,8}Traceback \(most recent call last\)|^\W*During handling of the above")
 _TIMEOUT = re.compile(  # waiting for a peer that is gone (HCCL / torch / gloo wording; EI0002, EI0006, ERR02011)
     r"[Tt]ime[ds]?[ _-]?[Oo]ut|TIMEOUT|\bEI0002\b|\bEI0006\b|\bERR02011\b|[Ww]atchdog|HCCL_E_TIMEOUT|"
@@ -452,6 +450,9 @@ RECORD_HEAD = 32
 LAUNCHER_PREFIX = (r"\(\w+(?: \w+=[\w.:-]+)+\)|\[rank ?\d+\]:?|\[default\d+\]:|\[pod/[\w.-]+/[\w.-]+\]|"
                    r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ [\w./-]+(?:\[\d+\])?:")
 _LAUNCHER = re.compile(rf"\s*(?:(?:{LAUNCHER_PREFIX})\s*)+")
+# CANN's error codes start with their level, E (error); a line led by one (behind a launcher's prefix, if any)
+# belongs to an error message block
+_CODE_LEAD = re.compile(rf"^(?:\s*(?:{LAUNCHER_PREFIX})\s*)*\W{{0,8}}E[0-9A-Z][0-9]{{4}}\b")
 
 
 def is_record(line: str, level: re.Pattern[str]) -> bool:

@@ -247,6 +247,8 @@ def test_error_lines_are_capped_but_patterns_still_found():
     ("Traceback (most recent call last):", 2), (DOUBLE, 0), ("E   RuntimeError: x", 3),
     # a line of CANN's error-message block is an error line though it names no error word (the code's E is its level)
     ("E89999[PID: 183646] 2026-04-01-13:43:00.810.813 (E89999):  op[RotaryPositionEmbedding], when input is BNSD", 3),
+    ("(Worker_TP0 pid=135346) EZ1001: [PID: 135346] Tensor scale not implemented for DT_FLOAT16,", 3),
+    ("[rank3]: E89999: op[RotaryPositionEmbedding], when input is BNSD layout and", 3),
     ("step 3 done, see E12345 in the manual", 2),
 ])
 def test_line_severity(line, sev):
