@@ -1054,7 +1054,7 @@ def stated_verdicts(heads: list[tuple[str, bytes]], judge_versions: Callable[[di
     for label, head in heads:
         if len(head) >= HEAD_BYTES:  # cut mid-line: the last line is not whole
             head = head[:head.rfind(b"\n") + 1]
-        # read as the matcher reads it: without colour sequences, HTML references and JSON log wrapping
+        # without colour sequences, HTML references and JSON log wrapping, which the matcher removes too
         claims = stated_versions(json_decoded(cleaned(head)).decode("utf-8", "replace"))
         if not claims:
             continue

@@ -421,7 +421,7 @@ def line_severity(text: str) -> int:
     (`[ERROR]`, `WARNING`, `RuntimeError:`, `UserWarning:`, glog `[W ...]`), else error words make it an error."""
     if benign_reason(text):
         return SEV_BENIGN
-    if _CODE_LEAD.match(text):  # a line of CANN's error-message block (`EZ9999: ...`, `E89999[PID: ...] ...`)
+    if _CODE_LEAD.match(text, launcher_end(text)):  # CANN's error-message block (`EZ9999: ...`, `E89999[PID: ...]`)
         return SEV_ERROR
     head = text[:240]
     for m in _LEVEL.finditer(head):
@@ -450,15 +450,20 @@ RECORD_HEAD = 32
 LAUNCHER_PREFIX = (r"\(\w+(?: \w+=[\w.:-]+)+\)|\[rank ?\d+\]:?|\[default\d+\]:|\[pod/[\w.-]+/[\w.-]+\]|"
                    r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ [\w./-]+(?:\[\d+\])?:")
 _LAUNCHER = re.compile(rf"\s*(?:(?:{LAUNCHER_PREFIX})\s*)+")
-# CANN's error codes start with their level, E (error); a line led by one (behind a launcher's prefix, if any)
-# belongs to an error message block
-_CODE_LEAD = re.compile(rf"^(?:\s*(?:{LAUNCHER_PREFIX})\s*)*\W{{0,8}}E[0-9A-Z][0-9]{{4}}\b")
+# CANN's error codes start with their level, E (error); a line led by one (after any launcher prefix) belongs to
+# an error message block
+_CODE_LEAD = re.compile(r"\W{0,8}E[0-9A-Z][0-9]{4}\b")
+
+
+def launcher_end(line: str) -> int:
+    """Where the program's own text starts: after the launchers' and collectors' prefixes, if any."""
+    m = _LAUNCHER.match(line)
+    return m.end() if m else 0
 
 
 def is_record(line: str, level: re.Pattern[str]) -> bool:
     """A machine record: `level` within RECORD_HEAD characters of its start, after any launcher prefix."""
-    m = _LAUNCHER.match(line)
-    at = m.end() if m else 0
+    at = launcher_end(line)
     return bool(level.search(line, at, at + RECORD_HEAD))
 
 
