@@ -372,9 +372,10 @@ def _python_vs_mindspore(chk: Check, mx: Matrix, facts: Facts, py: str) -> Itera
 
 
 # EC104-EC107 (judged against the CANN release's HDK, chip, kernels and MindSpore rows) live in
-# compat_hw.py; the EC1xx family is both tuples.
-from envcheck.checks import compat_hw  # noqa: E402
+# compat_hw.py, EC108 (releases with a known defect) in compat_defects.py; the EC1xx family is the three tuples.
+from envcheck.checks import compat_defects, compat_hw  # noqa: E402
 
-CHECKS = (torch_matches_torch_npu, torch_npu_matches_cann, python_supported, *compat_hw.CHECKS)
+CHECKS = (torch_matches_torch_npu, torch_npu_matches_cann, python_supported, *compat_hw.CHECKS,
+          *compat_defects.CHECKS)
 
 __all__ = ["CHECKS"]

@@ -177,3 +177,6 @@ class Verdict:
     strong: bool
     """a definite mismatch (a failing pairing); False: a warning or "newer than the matrix\""""
     claims: tuple[Claim, ...]
+    corroborated: bool = False
+    """strong only where the text agrees: a known defect of a stated release (EC108) explains a failure
+    when the text's own evidence points at its entry's category, and is only a note otherwise"""

@@ -942,7 +942,9 @@ def place_versions(matches: list[Match], verdicts: Sequence[tuple[str, Verdict]]
     (lines of the failure itself; a log that got as far as a specific error ran on a stack that at least
     imported, so a stated mismatch next to it may be stale) and above the search's `likely` guesses and
     how-to entries. A weak one (a warning: "newer than the matrix", a pre-release, a driver the sources
-    only half pair) is no diagnosis: it comes after every other entry but known-benign warnings.
+    only half pair) is no diagnosis: it comes after every other entry but known-benign warnings. A known
+    defect of a stated release (`Verdict.corroborated`) is strong where one of the text's first three
+    entries shares its entry's category (the defect explains that kind of failure), weak elsewhere.
     An entry a pattern or a code already found keeps that confidence, gains the reason and moves up to
     where the verdict would go if that is higher; a `likely` entry becomes a `versions` one."""
     from envcheck.kb.link import fix_summary, page_url
@@ -951,9 +953,16 @@ def place_versions(matches: list[Match], verdicts: Sequence[tuple[str, Verdict]]
     for label, v in verdicts:
         if kb.get(v.entry) is not None:
             by_entry.setdefault(v.entry, []).append((label, v))
+    # the categories the text's own evidence points at (its first three entries): a verdict that needs
+    # corroboration (a known defect of a stated release) is strong only in one of them
+    told = {m.category for m in [m for m in matches if m.severity != "benign"][:3]}
+
+    def is_strong(v: Verdict) -> bool:
+        return v.strong or (v.corroborated and kb.get(v.entry).category in told)
+
     out = list(matches)
-    for eid, vs in sorted(by_entry.items(), key=lambda kv: not any(v.strong for _, v in kv[1])):
-        strong = any(v.strong for _, v in vs)
+    for eid, vs in sorted(by_entry.items(), key=lambda kv: not any(is_strong(v) for _, v in kv[1])):
+        strong = any(is_strong(v) for _, v in vs)
         lines: list[dict[str, Any]] = []
         for label, v in vs:
             for c in v.claims:

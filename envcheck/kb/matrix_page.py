@@ -3,8 +3,8 @@
 One row per official CANN x PyTorch x torch_npu pairing, with the Python minors its wheels cover
 and the chips the CANN release supports; select boxes filter the rows in the browser
 (docs/assets/javascripts/envcheck.js). A pairing that carries a conflict says in words what the two
-sources disagree on and how envcheck judges it. The driver (HDK), MindSpore, chip, firmware,
-conflict and source tables follow, collapsed.
+sources disagree on and how envcheck judges it. The releases with a known defect, the driver (HDK),
+MindSpore, chip, firmware, conflict and source tables follow, collapsed.
 """
 from __future__ import annotations
 
@@ -127,6 +127,7 @@ def matrix_page(path: Path) -> str:
     wheels = (data.get("wheels") or {}).get("python") or {}
     rows, values = _pairings(cann, chips, sources, conflicts, wheels)
     out += _filter_form(values) + _pairing_table(rows) + [""]
+    out += _advisories(data, sources)
     out += _hdk(cann, conflicts) + _mindspore(cann, conflicts) + _chips(chips) + _firmware(data)
     out += _conflicts(data, sources) + _sources(data)
     return "\n".join(out)
@@ -252,6 +253,22 @@ def _firmware(data: dict) -> list[str]:
     rows = [[code(f.get("driver")), code(f.get("firmware"))] for f in data.get("firmware") or [] if isinstance(f, dict)]
     return (['??? info "Minimum firmware per driver 驱动所需最低固件"', ""]
             + _indent(_table(["driver", "firmware at least"], rows))) if rows else []
+
+
+def _advisories(data: dict, sources: dict) -> list[str]:
+    """Releases with a known defect (matrix.yaml advisories; check EC108), each with its fix and sources."""
+    def src(keys: Any) -> str:
+        return ", ".join(f"[{esc(k)}]({sources[k]['url']})" if isinstance(sources.get(k), dict) else esc(k)
+                         for k in keys or [])
+    rows = [[esc(a.get("package")), _join(a.get("versions")), esc(a.get("title")), code(a.get("fixed_in")),
+             code(f"envcheck kb show {a.get('kb')}"), src(a.get("sources"))]
+            for a in data.get("advisories") or [] if isinstance(a, dict)]
+    if not rows:
+        return []
+    return (['??? danger "Releases with a known defect 已知缺陷版本"', "",
+             "    Paired correctly, but their maintainers name a defect that a later build fixes; "
+             f"{code('envcheck')} warns (EC108).", ""]
+            + _indent(_table(["package", "releases", "defect", "fixed in", "kb", "sources"], rows)))
 
 
 def _conflicts(data: dict, sources: dict) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from envcheck.matrix.load import load, parse_text
 from envcheck.matrix.model import (
+                                   Advisory,
                                    CannRelease,
                                    Chip,
                                    Conflict,
@@ -19,5 +20,5 @@ from envcheck.matrix.model import (
                                    Source,
 )
 
-__all__ = ["MatrixError", "Matrix", "CannRelease", "Pairing", "MsPairing", "HdkRule", "HdkSpec",
+__all__ = ["MatrixError", "Matrix", "Advisory", "CannRelease", "Pairing", "MsPairing", "HdkRule", "HdkSpec",
            "Chip", "Conflict", "Source", "load", "parse_text"]

@@ -11,6 +11,8 @@ import yaml
 from envcheck import safeio
 from envcheck.errors import UsageError
 from envcheck.matrix.model import (
+    ADVISORY_PACKAGES,
+    Advisory,
     CannRelease,
     Chip,
     Conflict,
@@ -178,9 +180,36 @@ class Builder:
             packages=dict(self.opt(doc, "packages", dict, {})),
             wheels=wheels,
             mindspore_unpaired=tuple(self.ms(m, None) for m in self.opt(doc, "mindspore_unpaired", list, [])),
+            advisories=self.advisories(self.opt(doc, "advisories", list, [])),
         )
         self.check_refs(matrix, doc)
         return matrix
+
+    def advisories(self, items: list[Any]) -> tuple[Advisory, ...]:
+        out: list[Advisory] = []
+        for a in items:
+            self.typed(a, "advisories[]", a, dict)
+            pkg = self.req(a, "package")
+            if pkg not in ADVISORY_PACKAGES:
+                raise self.err(a, f"package: expected one of {', '.join(ADVISORY_PACKAGES)}, got {pkg!r}")
+            check = self.ascend if pkg in ("cann", "driver", "firmware") else self.pep440
+            versions = self.strs(a, "versions")
+            if not versions:
+                raise self.err(a, "versions: name at least one affected release")
+            for v in versions:
+                check(a, "versions", v)
+            fixed = check(a, "fixed_in", self.req(a, "fixed_in"))
+            sources = self.strs(a, "sources")
+            if not sources:
+                raise self.err(a, "sources: cite at least one source for a known defect")
+            adv = Advisory(self.req(a, "id"), pkg, versions, self.req(a, "title"), fixed, self.req(a, "kb"),
+                           sources, a.line)
+            if adv.affects(fixed):
+                raise self.err(a, f"fixed_in: {fixed} is itself listed as affected")
+            if any(o.id == adv.id for o in out):
+                raise self.err(a, f"id: duplicate advisory id {adv.id!r}")
+            out.append(adv)
+        return tuple(out)
 
     def chip(self, c: Any) -> Chip:
         self.typed(c, "chips[]", c, dict)
@@ -273,6 +302,8 @@ def _cited(mx: Matrix) -> Iterable[tuple[int, Sequence[str], Sequence[str]]]:
         yield chip.line, chip.sources, ()
     for conflict in mx.conflicts.values():
         yield conflict.line, conflict.source_refs, ()
+    for adv in mx.advisories:
+        yield adv.line, adv.sources, ()
 
 
 # ---------------------------------------------------------------------------------------------

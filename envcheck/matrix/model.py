@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from packaging.version import Version
 
 from envcheck.errors import EnvcheckError
-from envcheck.versions import AscendVersion, PyRange, parse_ascend, parse_pep440
+from envcheck.versions import AscendVersion, PyRange, VersionError, parse_ascend, parse_pep440
 
 if TYPE_CHECKING:  # pragma: no cover
     from packaging.specifiers import SpecifierSet
@@ -212,6 +212,43 @@ class KernelRule:
 
 
 @dataclass(frozen=True)
+class Advisory:
+    """A known defect of single releases (matrix.yaml ``advisories``): versions the tables pair correctly but
+    whose maintainers name a defect that a later build fixes."""
+
+    id: str
+    package: str
+    """``torch_npu``, ``torch``, ``mindspore`` (PEP 440 versions) or ``cann``, ``driver``, ``firmware`` (Ascend)."""
+    versions: tuple[str, ...]
+    title: str
+    fixed_in: str
+    kb: str
+    """The kb entry that treats the defect's symptom."""
+    sources: tuple[str, ...]
+    line: int = 0
+
+    @property
+    def ascend(self) -> bool:
+        return self.package in ASCEND_PACKAGES
+
+    def affects(self, version: str) -> bool:
+        """Is `version` one of the affected releases? PEP 440 versions compare without their local label
+        (``2.8.0+cpu`` is 2.8.0); Ascend versions as releases (``8.0.rc1`` is 8.0.RC1). Unparseable: no."""
+        try:
+            if self.ascend:
+                key = parse_ascend(version).key
+                return any(parse_ascend(v).key == key for v in self.versions)
+            pub = parse_pep440(version).public
+            return any(parse_pep440(v).public == pub for v in self.versions)
+        except VersionError:
+            return False
+
+
+ADVISORY_PACKAGES = ("torch_npu", "torch", "mindspore", "cann", "driver", "firmware")
+ASCEND_PACKAGES = ("cann", "driver", "firmware")
+
+
+@dataclass(frozen=True)
 class FirmwareMin:
     """Minimum firmware for drivers from `driver` on."""
 
@@ -268,6 +305,8 @@ class Matrix:
     wheels: dict[str, PyRange | dict[str, PyRange]]
     """torch_npu version (pip spelling) -> PyRange, or {arch: PyRange}."""
     mindspore_unpaired: tuple[MsPairing, ...] = ()
+    advisories: tuple[Advisory, ...] = ()
+    """Known defects of single releases, whatever they are paired with."""
     as_of_date: str = ""
     """``as_of:`` in matrix.yaml: when the matrix was last checked against its sources."""
     _by_cann: dict = field(default_factory=dict, repr=False)
@@ -284,6 +323,12 @@ class Matrix:
             self._by_cann = {r.parsed.key: r for r in self.cann}
         v = version if isinstance(version, AscendVersion) else parse_ascend(version)
         return self._by_cann.get(v.key)
+
+    def advisories_for(self, package: str, version: str | None) -> list[Advisory]:
+        """The known defects of `package` (an ADVISORY_PACKAGES name) at `version`."""
+        if not version:
+            return []
+        return [a for a in self.advisories if a.package == package and a.affects(version)]
 
     def newest_cann(self) -> AscendVersion:
         return max(r.parsed for r in self.cann)

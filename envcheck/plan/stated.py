@@ -4,7 +4,8 @@
 2.8.0.post1", "CANN 8.0.RC1"); `judge_claims` builds hypothetical facts from the stated components
 only (`plan.hypothetical_facts`) and runs the compatibility checks (EC1xx, `plan.judge`) over them.
 A failing pairing (EC101 torch/torch_npu, EC102 torch_npu/CANN, EC103 Python, EC104-107), or a MindSpore
-the sources pair with another CANN (EC107 only warns, as MindSpore does), is a strong verdict; a warning
+the sources pair with another CANN (EC107 only warns, as MindSpore does), is a strong verdict; a release with
+a known defect (EC108) is strong where the text's own evidence shares its entry's category; a warning
 (a pre-release, "newer than the matrix", a pairing the sources only half state) a weak one. Findings that
 only say a version is unknown to the matrix or cannot be judged give nothing, and so does a stack the matrix
 judges fine. Each verdict names the kb entries its finding links to, with the
@@ -57,8 +58,12 @@ def judge_claims(claims: Mapping[str, Claim], matrix: Matrix | None = None) -> l
         # strong: a failing pairing, or a pairing the sources contradict that the check only warns about
         # (MindSpore's own start-up check only warns, so EC107 does: data["mismatch"])
         strong = (f.status is Status.FAIL and f.failure == f.slug) or bool((f.data or {}).get("mismatch"))
+        # a release with a known defect (EC108) is a fact, but explains this failure only when the text's
+        # evidence points at the defect's category: diagnose decides (Verdict.corroborated)
+        known_defect = bool((f.data or {}).get("advisory"))
         for entry in f.kb[:1]:
-            out.append(Verdict(entry=entry, message=_message(f, used), code=f.code, strong=strong, claims=used))
+            out.append(Verdict(entry=entry, message=_message(f, used), code=f.code, strong=strong, claims=used,
+                               corroborated=known_defect))
     return out
 
 

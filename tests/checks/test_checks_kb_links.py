@@ -45,6 +45,7 @@ SYNTHETIC = {
     "EC102": (lambda: changed(packages={"torch": "2.1.0", "torch-npu": "2.1.0.post3"}), "torch-npu-cann-mismatch"),
     "EC103": (lambda: changed(packages={"torch": "2.6.0", "torch-npu": "2.6.0"}, py="3.7.9"), "python-unsupported"),
     "EC107": (lambda: changed(packages={"mindspore": "2.2.0"}), "mindspore-cann-mismatch"),
+    "EC108": (lambda: changed(packages={"torch": "2.8.0", "torch-npu": "2.8.0"}), "torch-npu-2-8-0-host-memory-leak"),
     "EC202": (lambda: changed(env={"ASCEND_RT_VISIBLE_DEVICES": "9"}), "visible-devices-invalid"),
     "EC205": (lambda: changed(env={"HCCL_SOCKET_IFNAME": "nonexist0"}), "hccl-nic-invalid"),
     "EC206": (lambda: changed(env={"RANK_SIZE": "2", "RANK_ID": "5"}), "dist-env-missing"),

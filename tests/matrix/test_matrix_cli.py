@@ -120,7 +120,7 @@ def test_check_ok_environment_exit_0_and_schema(cli):
     assert doc["verdict"] == "ok" and doc["command"] == "matrix check"
     schema = json.loads((REPO / "envcheck" / "schemas" / "report.schema.json").read_text())
     jsonschema.validate(doc, schema)
-    assert {f["code"] for f in doc["findings"]} == {f"EC10{i}" for i in range(1, 8)}
+    assert {f["code"] for f in doc["findings"]} == {f"EC10{i}" for i in range(1, 9)}
 
 
 def test_check_warn_exit_codes(cli):

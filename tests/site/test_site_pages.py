@@ -123,6 +123,13 @@ def test_matrix_page_is_filterable_and_explains_conflicts(site):
         for side in c["sides"]:
             assert side["says"] in visible, (c["id"], side["says"])
     assert not re.search(r"\bconflicts? d[0-9]", visible)
+    # releases with a known defect: each advisory with its fixed build and sources' links
+    for a in data["advisories"]:
+        assert html_mod.unescape(a["title"]) in visible and f"envcheck kb show {a['kb']}" in visible, a["id"]
+        row = visible[visible.index(a["title"]):][:400]
+        assert a["fixed_in"] in row
+        for key in a["sources"]:
+            assert f'href="{data["sources"][key]["url"]}"' in doc, key
 
 
 # ------------------------------------------------------------------ 5. bilingual labels, 6. version gates
