@@ -48,9 +48,13 @@ EVAL_FLOORS = {
     "a-j": (0.70, 0.59),
     "a-k": (0.69, 0.60),  # parts A-K: 59/94 and 40/68 when part K landed; 65/94 and 41/68 in session 4
     # parts A-L: 62/99 and 42/72 when part L landed (its 5 eval excerpts: 3/5, 2/4); 68/99 and 43/72 in session 4
-    "all": (0.68, 0.59),
+    "a-l": (0.68, 0.59),
+    # parts A-M: part M (session 5) is 26 excerpts of which 22 come from threads of general Python / PyTorch
+    # projects (failures an Ascend user meets too, but not Ascend's own), so A-L stays the population to
+    # compare; 81/115 and 56/87 when part M landed (its 16 eval excerpts: 13/16, 13/15)
+    "all": (0.70, 0.64),
 }
-POPULATIONS = {"a-j": "abcdefghij", "a-k": "abcdefghijk"}  # file-name letters of a closed population
+POPULATIONS = {"a-j": "abcdefghij", "a-k": "abcdefghijk", "a-l": "abcdefghijkl"}  # letters of a closed population
 
 
 def _thread_key(repo: str, num: str) -> tuple[str, str]:
