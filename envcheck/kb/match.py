@@ -69,7 +69,7 @@ _CODE_RE = re.compile("|".join(CODE_REGEXES).encode())
 NUMERIC_CODE_REGEX = (r"([Ee][Rr][Rr][Oo][Rr][ _]?[Cc][Oo][Dd][Ee]|[Ee][Rr][Rr]_?[Cc][Oo][Dd][Ee]|[Rr][Ee][Tt]|"
                       r"[Rr][Ee][Ss][Uu][Ll][Tt]|[Ee][Rr][Rr][Nn][Oo]|错误码|[Ff]ailed)[^0-9\n]{0,8}[-+]?[0-9]")
 # A line that reads like an error in English or Chinese. Words, not levels: `[ERROR]` is caught by `ERROR`.
-ERROR_WORDS_REGEX = (r"[Ee][Rr][Rr][Oo][Rr]|[Ee]xception|EXCEPTION|[Ff]ail|FAIL|[Ff]atal|FATAL|[Aa]bort|"
+ERROR_WORDS_REGEX = (r"[Ee][Rr][Rr][Oo][Rr]|\b[Ee]rr\b|[Ee]xception|EXCEPTION|[Ff]ail|FAIL|[Ff]atal|FATAL|[Aa]bort|"
                      r"[Cc]annot |[Cc]an't |[Cc]ould not |[Uu]nable to |[Nn]ot supported|[Uu]nsupported|"
                      r"[Nn]ot found|[Nn]ot installed|[Nn]ot available|[Nn]ot compiled|undefined symbol|"
                      r"No module named|[Tt]ime[d ]?out|TIMEOUT|Killed|[Ss]egmentation fault|core dumped|"

@@ -250,6 +250,9 @@ def test_error_lines_are_capped_but_patterns_still_found():
     ("(Worker_TP0 pid=135346) EZ1001: [PID: 135346] Tensor scale not implemented for DT_FLOAT16,", 3),
     ("[rank3]: E89999: op[RotaryPositionEmbedding], when input is BNSD layout and", 3),
     ("step 3 done, see E12345 in the manual", 2),
+    # "err" as a word is the error's own abbreviation (hccl_test); inside a word (stderr, errno) it is not
+    ("hccl interface return err ./opbase_test/hccl_allreduce_rootinfo_test.cc:135,retcode:4", 3),
+    ("redirecting stderr to /tmp/out.log", 2), ("errno=0 after step 3", 2),
 ])
 def test_line_severity(line, sev):
     assert line_severity(line) == sev
