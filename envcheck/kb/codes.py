@@ -334,9 +334,12 @@ def _numeric_hits(line: str, lineno: int, book: CodeBook) -> list[CodeHit]:
 # mind-cluster component/ascend-faultdiag/test/st_module_testcase/kg_parse/npu_info_after.txt, read by
 # parse/knowledge_graph/parser/npu_info_parser.py) and the MindCluster device-info ConfigMap
 # `"fault_code":"A8028801,A4028801,80E18402,80E18401"` (hiascend.com mindcluster 7.3.0 dlug mxdlug_com_008).
-# Hex is everywhere in logs (addresses, flags, handles), so a hex value is a code only when the dictionary lists it,
-# and a bare one only after one of those two labels.
+# Hex is everywhere in logs (addresses, flags, handles), so a hex value is a code only when the dictionary lists it
+# and a word that names an event or a fault stands at most HEX_WINDOW characters before it (a physical address that
+# happens to equal a code is not one); a bare one only right after one of those two labels.
 _HEX = re.compile(r"0[xX]([0-9A-Fa-f]{8})")
+_HEX_CONTEXT = re.compile(r"(?i)event[ _]?id|fault|error|code|alarm|\bRAS\b")
+HEX_WINDOW = 40
 _BARE_KEY = re.compile(r"(?i)(?:error code|fault_code)[ \t\"\\]{0,40}[:=][ \t\"\\]{0,4}")
 _BARE_TOK = re.compile(r"[ \t,]{0,8}([0-9A-Fa-f]{8})(?![0-9A-Za-z_])")
 BARE_MAX = 16  # codes read after one label (npu-smi lists a few; the ConfigMap a comma-separated handful)
@@ -350,7 +353,7 @@ def _hex_hits(line: str, lineno: int, book: CodeBook) -> list[CodeHit]:
             if (s and _word(line[s - 1])) or (e < len(line) and _word(line[e])):
                 continue  # part of a longer word or a longer hex number (a 64-bit address)
             info = book.get("0x" + m.group(1), "npu_fault")
-            if info is not None:
+            if info is not None and _HEX_CONTEXT.search(line, max(0, s - HEX_WINDOW), s):
                 out.append(CodeHit(info.code, "npu_fault", lineno, s, e, info))
     if "ode" in line or "ODE" in line:
         for k in _BARE_KEY.finditer(line):

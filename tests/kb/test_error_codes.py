@@ -333,6 +333,7 @@ HEX_NOT_CODES = [
     "magic 0xdeadbeef flags 0x80000000 mask 0xFFFFFFFF",
     "pc 0x80e18400ff (a longer hex number) and x0x80e18400 and 0x80e18400_tail",
     "event_id:0x80ffffff not a listed fault",  # in the range, not in the dictionary
+    "map va=0x7ffd12345678 pa=0x80e18400 size=4096",  # an address equal to a code, with no event/fault word
     "Error Code : DEADBEEF 12345678",  # bare values after the label count only when listed
     "task 80E18400 mentioned without a label",  # the bare spelling needs npu-smi's or the ConfigMap's label
     "vec error info: 0xd019ddc1a, para base: 0x1240c51b1dd0, retCode=0x7020014",
@@ -377,7 +378,7 @@ def test_the_prefilter_marks_every_npu_fault_spelling():
         for text in (f"[event_id:{c.code.lower()}]", f"Event id={c.code}", f"Error Code     : {bare}",
                      f'"fault_code":"{bare}"'):
             assert rx.search(text), (c.code, text)
-    assert not rx.search("ptr 0x7ffd12345678 0xdeadbeef task 80E18400")
+    assert not rx.search("ptr 0x7ffd12345678 0xdeadbeef task 80E18400 pa=0x80e18400")
 
 
 # --- unknown codes, line numbers, streaming -------------------------------------------------------------------
