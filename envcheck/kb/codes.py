@@ -2,12 +2,15 @@
 
 Families: ``acl`` (ACL_ERROR_*, 1xxxxx-5xxxxx from acl_base_rt.h), ``rt`` (ACL_ERROR_RT_*, 107xxx/207xxx/507xxx),
 ``ge`` (ACL_ERROR_GE_*, 145xxx/245xxx/545xxx), ``hccl`` (HcclResult 1-24), ``torch_npu`` (ERRxxyyy), ``cann``
-(E<module><4 digits> messages) and ``dcmi`` (npu-smi / DCMI -80xx).
+(E<module><4 digits> messages), ``dcmi`` (npu-smi / DCMI -80xx) and ``npu_fault`` (NPU health-management fault /
+event ids such as ``0x80E18400``, canonical form ``0x`` + 8 upper-case hex digits).
 
 `extract_codes` / `scan_line` find codes in the spellings logs use (``error code is 507001``, ``ret[9]`` in an HCCL
-line, ``EI0006:``, ``ERR02200 DIST …``, ``errorCode = 507033``, ``错误码：507033``, ``ret is -8020`` …). Every regex
-is a single pass with bounded repeats (no nested quantifiers), so a line costs time linear in its length and a
-GB-sized log can be fed one line at a time through `iter_codes`.
+line, ``EI0006:``, ``ERR02200 DIST …``, ``errorCode = 507033``, ``错误码：507033``, ``ret is -8020``,
+``[event_id:0x80e18400]``, npu-smi's ``Error Code : 8C03A000 8C084E00`` …). A hex value is a code only when the
+dictionary lists it: memory addresses and other hex values never become codes. Every regex is a single pass
+with bounded repeats (no nested quantifiers), so a line costs time linear in its length and a GB-sized log
+can be fed one line at a time through `iter_codes`.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ import yaml
 
 CODES_PATH = Path(__file__).resolve().with_name("error_codes.yaml")
 
-FAMILIES: tuple[str, ...] = ("acl", "rt", "ge", "hccl", "torch_npu", "cann", "dcmi")
+FAMILIES: tuple[str, ...] = ("acl", "rt", "ge", "hccl", "torch_npu", "cann", "dcmi", "npu_fault")
 NUMERIC_FAMILIES: tuple[str, ...] = ("rt", "acl", "ge")  # 6-digit codes; lookup order
 _REQUIRED = ("name", "meaning", "category")
 
@@ -122,6 +125,10 @@ class CodeBook:
             fams = ("torch_npu",)
         elif re.fullmatch(r"-\d+", key):
             fams = ("dcmi",)
+        elif key.startswith("0x"):
+            fams = ("npu_fault",)
+        elif re.fullmatch(r"[0-9A-F]{8}", key):  # npu-smi prints fault codes without 0x: 80E18400
+            key, fams = "0x" + key, ("npu_fault",)
         elif re.fullmatch(r"\d{6}", key):
             fams = NUMERIC_FAMILIES
         elif re.fullmatch(r"\d{1,2}", key) and ambiguous:
@@ -133,6 +140,8 @@ class CodeBook:
 
 def _normalise(code: str) -> str:
     s = code.strip().upper()
+    if re.fullmatch(r"0X[0-9A-F]{8}", s):  # an NPU fault / event id: 0x80e18400 -> 0x80E18400
+        return "0x" + s[2:]
     if re.fullmatch(r"[+-]?\d+", s):
         n = int(s)
         return str(n)
@@ -208,7 +217,7 @@ def _load(path: str) -> CodeBook:
     except (OSError, UnicodeDecodeError) as exc:
         raise CodeBookError(f"{path}: cannot read: {exc}") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml: ~5x faster
     except yaml.YAMLError as exc:
         raise CodeBookError(f"{path}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
     return parse_codes(data, str(path))
@@ -316,13 +325,57 @@ def _numeric_hits(line: str, lineno: int, book: CodeBook) -> list[CodeHit]:
     return out
 
 
+# NPU fault / event ids (family npu_fault). Device logs print them with 0x, in either case: `Fault RAS occurs in the
+# system: [event_id:0x80e18400] ...` (hicann/runtime docs/en/error_code_ref/EZ2001-Execution_Error.md), and
+# `Event id=0x80c78008`, `event_id=0x80c78008`, `event_id:  [0x80c78008]` (the log regexes of Ascend/mind-cluster
+# component/ascend-faultdiag/src/ascend_fd/configuration/kg-config.json; test/dt/test_interface.py feeds
+# `[klogd.c:242][583733.716915] event_id=0x80c78008`). Tools print them bare, after a label: npu-smi
+# `Error Code                     : A4025021 8C03A000 8C084E00` (`npu-smi info -i 0 -c 0 -t health` output kept in
+# mind-cluster component/ascend-faultdiag/test/st_module_testcase/kg_parse/npu_info_after.txt, read by
+# parse/knowledge_graph/parser/npu_info_parser.py) and the MindCluster device-info ConfigMap
+# `"fault_code":"A8028801,A4028801,80E18402,80E18401"` (hiascend.com mindcluster 7.3.0 dlug mxdlug_com_008).
+# Hex is everywhere in logs (addresses, flags, handles), so a hex value is a code only when the dictionary lists it
+# and a word that names an event or a fault stands at most HEX_WINDOW characters before it (a physical address that
+# happens to equal a code is not one); a bare one only right after one of those two labels.
+_HEX = re.compile(r"0[xX]([0-9A-Fa-f]{8})")
+_HEX_CONTEXT = re.compile(r"(?i)event[ _]?id|fault|error|code|alarm|\bRAS\b")
+HEX_WINDOW = 40
+_BARE_KEY = re.compile(r"(?i)(?:error code|fault_code)[ \t\"\\]{0,40}[:=][ \t\"\\]{0,4}")
+_BARE_TOK = re.compile(r"[ \t,]{0,8}([0-9A-Fa-f]{8})(?![0-9A-Za-z_])")
+BARE_MAX = 16  # codes read after one label (npu-smi lists a few; the ConfigMap a comma-separated handful)
+
+
+def _hex_hits(line: str, lineno: int, book: CodeBook) -> list[CodeHit]:
+    out: list[CodeHit] = []
+    if "0x" in line or "0X" in line:
+        for m in _HEX.finditer(line):
+            s, e = m.span()
+            if (s and _word(line[s - 1])) or (e < len(line) and _word(line[e])):
+                continue  # part of a longer word or a longer hex number (a 64-bit address)
+            info = book.get("0x" + m.group(1), "npu_fault")
+            if info is not None and _HEX_CONTEXT.search(line, max(0, s - HEX_WINDOW), s):
+                out.append(CodeHit(info.code, "npu_fault", lineno, s, e, info))
+    if "ode" in line or "ODE" in line:
+        for k in _BARE_KEY.finditer(line):
+            pos = k.end()
+            for _ in range(BARE_MAX):
+                t = _BARE_TOK.match(line, pos)
+                if t is None:
+                    break
+                pos = t.end()
+                info = book.get("0x" + t.group(1), "npu_fault")
+                if info is not None:
+                    out.append(CodeHit(info.code, "npu_fault", lineno, *t.span(1), info))
+    return out
+
+
 def scan_line(line: str, lineno: int = 1, book: CodeBook | None = None) -> list[CodeHit]:
     """Codes in one log line, in order of position."""
     if not _DIGIT.search(line):
         return []
     book = book if book is not None else load_codes()
     hits = _e_hits(line, lineno, book) if "E" in line else []
-    num = _numeric_hits(line, lineno, book)
+    num = _numeric_hits(line, lineno, book) + _hex_hits(line, lineno, book)
     if num:
         hits = sorted(hits + num, key=lambda h: h.start)
     return hits

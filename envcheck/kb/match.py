@@ -68,6 +68,14 @@ _CODE_RE = re.compile("|".join(CODE_REGEXES).encode())
 # `errno 9`, `错误码：507033`, `hcclCommInitRootInfo ... error code is 4`); a superset, confirmed by codes.scan_line.
 NUMERIC_CODE_REGEX = (r"([Ee][Rr][Rr][Oo][Rr][ _]?[Cc][Oo][Dd][Ee]|[Ee][Rr][Rr]_?[Cc][Oo][Dd][Ee]|[Rr][Ee][Tt]|"
                       r"[Rr][Ee][Ss][Uu][Ll][Tt]|[Ee][Rr][Rr][Nn][Oo]|错误码|[Ff]ailed)[^0-9\n]{0,8}[-+]?[0-9]")
+# NPU fault / event ids (envcheck/kb/codes.py, family npu_fault): `[event_id:0x80e18400]`, `Event id=0x81078603`,
+# npu-smi's `Error Code   : 8C03A000 8C084E00`, the device-info ConfigMap's `"fault_code":"80E18402,80E18401"`.
+# Hex is everywhere in logs, so this marks only those labelled forms, with 0x values in the ranges the dictionary
+# uses (0x80/0x81/0x8C/0x40 + 6); codes.scan_line then keeps only values the dictionary lists (a superset here, kept
+# in step with the dictionary by tests/kb/test_error_codes.py). Other spellings (`fault ... 0x80E18400`) are read
+# on the error-looking lines (ERROR_CAP) only: a looser context here slowed every scan by about 15%.
+HEX_CODE_REGEX = (r"[Ee][Vv][Ee][Nn][Tt][ _]?[Ii][Dd][^0-9A-Za-z\n]{0,6}0[xX](8[01Cc]|40)[0-9A-Fa-f]{6}|"
+                  r"[Ee]rror [Cc]ode[ \t]*: *[0-9A-Fa-f]{8}|fault_code[^0-9A-Za-z\n]{1,8}[0-9A-Fa-f]{8}")
 # A line that reads like an error in English or Chinese. Words, not levels: `[ERROR]` is caught by `ERROR`.
 ERROR_WORDS_REGEX = (r"[Ee][Rr][Rr][Oo][Rr]|\b[Ee]rr\b|[Ee]xception|EXCEPTION|[Ff]ail|FAIL|[Ff]atal|FATAL|[Aa]bort|"
                      r"[Cc]annot |[Cc]an't |[Cc]ould not |[Uu]nable to |[Nn]ot supported|[Uu]nsupported|"
@@ -663,7 +671,7 @@ class Matcher:
     # -- compilation -------------------------------------------------------------------------
     def _prefilter_parts(self) -> tuple[list[str], list[str]]:
         """(lean, full): lean finds pattern and code lines; full also error-looking lines."""
-        lean = [f"(?:{r.regex})" for r in self.rules] + list(CODE_REGEXES) + [NUMERIC_CODE_REGEX]
+        lean = [f"(?:{r.regex})" for r in self.rules] + list(CODE_REGEXES) + [NUMERIC_CODE_REGEX, HEX_CODE_REGEX]
         return lean, lean + [ERROR_WORDS_REGEX]
 
     def _compile_re2(self, rules: list[Rule]) -> None:

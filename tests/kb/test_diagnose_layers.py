@@ -197,6 +197,31 @@ def test_code_and_likely_confidence(tmp_path):
     assert r.exit_code == 1
 
 
+def test_an_npu_fault_id_names_the_entry_that_treats_it(tmp_path):
+    # research/error-catalogue.md DR-09: the RAS line names the fault by its health-management event id
+    r = run(tmp_path, "[ERROR] RUNTIME(1,python3):2025-01-01-00:00:00.000.000 [device_error_proc.cc:1]1 Fault RAS "
+                      "occurs in the system: [event_id:0x80e18400] New uncorrectable ECC / other uncorrectable memory "
+                      "error. For details about troubleshooting, see Health Management Error Definition.\n")
+    assert r.matches[0].id == "hbm-ecc-device-fault" and r.matches[0].confidence in ("matched", "code")
+    assert "0x80E18400" in r.matches[0].codes
+    assert [(c.code, c.family) for c in r.codes] == [("0x80E18400", "npu_fault")] and r.unknown_codes == ()
+    # the id alone (a device kernel log line, no kb pattern) is enough: confidence `code`
+    r = run(tmp_path, "[klogd.c:242][583733.716915] event_id=0x80e18400\n")
+    assert r.matches and r.matches[0].id == "hbm-ecc-device-fault" and r.matches[0].confidence == "code"
+    # npu-smi's bare spelling of a link fault
+    r = run(tmp_path, "\tHealth Status                  : Alarm\n\tError Code                     : 81078603\n")
+    assert {"hccn-device-nic-down", "device-nic-link-unstable"} <= {m.id for m in r.matches}
+
+
+def test_hex_addresses_are_not_codes_and_fault_ids_are_found_past_the_error_cap():
+    noise = "".join(f"RuntimeError: odd {i} at 0x7ffd1234{i:04x} magic 0xdeadbeef\n" for i in range(ERROR_CAP + 50))
+    r = ScanResult()
+    kb_matcher().scan_stream(io.BytesIO((noise + "kernel: event_id=0x80C9800A\n").encode()), "big.log", r,
+                             workers=1)
+    assert list(r.codes) == ["0x80C9800A"]  # no address or magic number became a code, known or unknown
+    assert "aicore-execution-timeout" in r.entries
+
+
 def test_no_known_pitfall_only_without_error_lines(tmp_path):
     r = run(tmp_path, "step 1 loss 2.31\nstep 2 loss 2.30\n")
     assert not r.matches and r.exit_code == 0 and r.stats["error_lines"] == 0
@@ -267,6 +292,15 @@ def test_explain_error_codes(cli):
     assert "hccl-connect-timeout" in d["candidates"][0]["kb"]
     r = cli("explain", "hccl:9")
     assert r.rc == 0 and "HCCL_E_TIMEOUT" in r.out
+    for spelling in ("0x80e18400", "0X80E18400", "80E18400"):
+        r = cli("explain", spelling, "--json")
+        (c,) = r.json()["candidates"]
+        assert (c["code"], c["family"], c["category"]) == ("0x80E18400", "npu_fault", "device-runtime-error")
+        assert "hbm-ecc-device-fault" in c["kb"] and c["meaning"] and "mind-cluster" in c["source"]
+    r = cli("explain", "0x80e18400")
+    assert r.rc == 0 and "0x80E18400" in r.out and "hbm-ecc-device-fault" in r.out
+    r = cli("explain", "0xdeadbeef")
+    assert r.rc == 2 and "unknown check or error code" in r.err
     r = cli("explain", "EQ1234")
     assert r.rc == 2 and r.err.count("\n") == 1 and "unknown check or error code" in r.err
 

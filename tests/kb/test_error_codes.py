@@ -30,7 +30,7 @@ KB = load_kb()
 
 
 def test_every_family_and_code_has_a_source():
-    assert set(BOOK.families) == {"acl", "rt", "ge", "hccl", "torch_npu", "cann", "dcmi"}
+    assert set(BOOK.families) == {"acl", "rt", "ge", "hccl", "torch_npu", "cann", "dcmi", "npu_fault"}
     for fam in BOOK.families.values():
         assert fam.source.strip(), fam.id
     for c in BOOK:
@@ -76,6 +76,7 @@ def test_codes_have_the_shape_of_their_family():
         "torch_npu": (r"ERR\d{5}", r"(PTA|OPS|DIST|GRAPH|PROF|UNKNOWN) [A-Z_]+ \(.+\)"),
         "cann": (r"E[0-9A-Z]\d{4}", r"[A-Za-z0-9_/]+"),
         "dcmi": (r"-8\d{3}", r"DCMI_ERR_CODE_[A-Z_]+"),
+        "npu_fault": (r"0x[0-9A-F]{8}", r"[^\n]{3,60}"),  # canonical 0x + 8 upper-case hex digits; a short name
     }
     for c in BOOK:
         code_re, name_re = shapes[c.family]
@@ -97,6 +98,8 @@ def test_codes_have_the_shape_of_their_family():
         ("ERR99999", "torch_npu", "UNKNOWN EXCEPT (applicaiton exception)"),
         ("EI0006", "cann", "Communication_Error_Get_Socket"),
         ("-8020", "dcmi", "DCMI_ERR_CODE_RESOURCE_OCCUPIED"),
+        ("0x80E18400", "npu_fault", "HBM multi-bit ECC (with host PID)"),
+        ("0x81078603", "npu_fault", "RoCE port link Up->Down"),
     ],
 )
 def test_spot_checks_against_the_headers(code, family, name):
@@ -296,6 +299,88 @@ def test_no_false_positives(line):
     assert extract_codes(line) == []
 
 
+# --- NPU fault / event ids (family npu_fault) ---------------------------------------------------------------------
+
+DR09 = ("Fault RAS occurs in the system: [event_id:0x80e18400] New uncorrectable ECC / other uncorrectable memory "
+        "error. For details about troubleshooting, see Health Management Error Definition.")
+HEX_LINES = [
+    # research/error-catalogue.md DR-09 (hicann/runtime EZ2001 doc)
+    (DR09, ["0x80E18400"]),
+    # mind-cluster ascend-faultdiag: the klogd line its tests feed, and its rule regexes' spellings
+    ("[klogd.c:242][583733.716915] event_id=0x80c78008", ["0x80C78008"]),
+    ("Event id=0x81078603, Node Type=0x83; Sensor Type=0xc3; event_state=3)", ["0x81078603"]),
+    ("event_id:  [0x80E01801]", ["0x80E01801"]),
+    # npu-smi info -t health (mind-cluster test/st_module_testcase/kg_parse/npu_info_after.txt): A4025021 is not a
+    # device code in the dictionary and is left out
+    ("\tError Code                     : A4025021 8C03A000 8C084E00", ["0x8C03A000", "0x8C084E00"]),
+    # the MindCluster device-info ConfigMap (kubectl describe cm ... mindx-dl-deviceinfo-<node>)
+    ('\\"fault_code\\":\\"A8028801,A4028801,80E18402,80E18401\\"', ["0x80E18402", "0x80E18401"]),
+    ("Error Code : 81078603", ["0x81078603"]),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), HEX_LINES, ids=[f"H{i}" for i in range(len(HEX_LINES))])
+def test_npu_fault_ids_are_read_in_every_printed_spelling(line, expected):
+    hits = extract_codes(line)
+    assert [h.code for h in hits] == expected
+    for h in hits:
+        assert h.family == "npu_fault" and h.known and h.info is BOOK.get(h.code)
+        assert line[h.start:h.end].upper().removeprefix("0X") == h.code.removeprefix("0x")
+
+
+HEX_NOT_CODES = [
+    "segfault at 7ffd12345678 ip 0x00007f3c2a1b2c3d sp 0x7ffd12345678 error 4 in libc.so.6",
+    "magic 0xdeadbeef flags 0x80000000 mask 0xFFFFFFFF",
+    "pc 0x80e18400ff (a longer hex number) and x0x80e18400 and 0x80e18400_tail",
+    "event_id:0x80ffffff not a listed fault",  # in the range, not in the dictionary
+    "map va=0x7ffd12345678 pa=0x80e18400 size=4096",  # an address equal to a code, with no event/fault word
+    "Error Code : DEADBEEF 12345678",  # bare values after the label count only when listed
+    "task 80E18400 mentioned without a label",  # the bare spelling needs npu-smi's or the ConfigMap's label
+    "vec error info: 0xd019ddc1a, para base: 0x1240c51b1dd0, retCode=0x7020014",
+]
+
+
+@pytest.mark.parametrize("line", HEX_NOT_CODES, ids=[f"X{i}" for i in range(len(HEX_NOT_CODES))])
+def test_hex_values_that_are_not_listed_are_neither_codes_nor_unknown(line):
+    assert extract_codes(line) == []
+
+
+def test_npu_fault_lookup_accepts_any_case_and_the_bare_spelling():
+    c = BOOK.get("0x80E18400")
+    assert c is not None and c.family == "npu_fault" and "hbm-ecc-device-fault" in c.entries
+    assert BOOK.get("0x80e18400") is BOOK.get("0X80E18400") is BOOK.get(" 80e18400 ") is c
+    assert [x.code for x in BOOK.candidates("81078603")] == ["0x81078603"]  # all digits, still hex
+    assert BOOK.get("0xdeadbeef") is None and BOOK.candidates("DEADBEEF") == ()
+
+
+def test_npu_fault_codes_are_device_faults_with_entries_that_treat_them():
+    fam = BOOK.in_family("npu_fault")
+    assert len(fam) >= 150
+    cats = {c.category for c in fam}
+    assert {"device-runtime-error", "device-unavailable", "hccl-init"} <= cats
+    assert BOOK.get("0x81078603").category == "hccl-init"
+    assert "hccn-device-nic-down" in BOOK.get("0x81078603").entries
+    assert "aicore-execution-timeout" in BOOK.get("0x80C9800A").entries
+    assert "npu-unhealthy" in BOOK.get("0x40F84E00").entries
+    # hardware faults are specific; only the 'something is misconfigured / got bad input' ones are generic
+    assert not BOOK.get("0x80E18400").generic and not BOOK.get("0x81078603").generic
+    # most codes say which kb entry handles them
+    assert sum(1 for c in fam if c.entries) >= 0.9 * len(fam)
+
+
+def test_the_prefilter_marks_every_npu_fault_spelling():
+    """diagnose looks only at prefiltered lines: HEX_CODE_REGEX must cover every code the dictionary lists."""
+    from envcheck.kb.match import HEX_CODE_REGEX
+
+    rx = re.compile(HEX_CODE_REGEX)
+    for c in BOOK.in_family("npu_fault"):
+        bare = c.code[2:]
+        for text in (f"[event_id:{c.code.lower()}]", f"Event id={c.code}", f"Error Code     : {bare}",
+                     f'"fault_code":"{bare}"'):
+            assert rx.search(text), (c.code, text)
+    assert not rx.search("ptr 0x7ffd12345678 0xdeadbeef task 80E18400 pa=0x80e18400")
+
+
 # --- unknown codes, line numbers, streaming -------------------------------------------------------------------
 
 
@@ -371,6 +456,11 @@ ADVERSARIAL = [
     "ret is -" * 20000,
     "9" * 150000,
     "hccl ret = 1 " * 12000,
+    "0x" * 60000,
+    "0x80e18400 " * 12000,
+    "Error Code : " * 10000,
+    "Error Code : " + "80E18400 " * 15000,
+    'fault_code":"' * 10000,
 ]
 
 
