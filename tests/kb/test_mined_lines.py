@@ -11,7 +11,10 @@ sample; the figures now show what the mined knowledge taught. `pytest -s` prints
 Session 4 mined 246 lines in 14 families (the last three from git history and maintainers' pages, when the search
 tool's budget was spent). Diagnosed with the code and kb of the session's start (commit 636223a), the top category was
 right for 128/246 (52 %) and the labelled entry in the top 3 for 74/205 (36 %; 74/132 where the entry already
-existed), near the field corpus's eval half at the time (63 %, 59 %).
+existed), near the field corpus's eval half at the time (63 %, 59 %). Session 5 added 176 lines in 10 families
+(install, tools, inference engines, vllm-ascend 2026, MindSpeed & co., thin categories, graph mode, MindSpore docs
+and cases, hiascend/HCCL fault cases, and `faultdiag`: message fragments from Huawei's own fault-diagnosis rule set,
+not user pastes); with the code and kb of that session's start (8d74450): 90/176 (51 %), top 3 75/157.
 """
 from __future__ import annotations
 
@@ -28,8 +31,9 @@ from envcheck.plan.stated import diagnose_report
 
 MINED = DATA / "diagnose" / "mined"
 FILES = sorted(MINED.glob("*.yaml"))
-# what the mined lines reached when they landed (session 4: 224/246 and 195/205); a regression guard, may only be raised
-FLOOR = (0.91, 0.95)
+# what the mined lines reached when they landed (session 4: 224/246 and 195/205; session 5, 422 lines in 24 families:
+# 388/422 and 348/362); a regression guard, may only be raised
+FLOOR = (0.91, 0.96)
 
 
 def items() -> list[tuple[str, dict]]:
