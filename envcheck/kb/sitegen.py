@@ -259,8 +259,10 @@ def _entry_line(e: Entry, src: str) -> str:
 
 
 def category_page(cat: str, entries: list[Entry]) -> str:
+    """A category's listing. Kept out of the search index: it repeats its entries' titles, so a query would find
+    the listing next to (or above) the entry itself."""
     src = f"kb/{cat}/index.md"
-    out = [f"# {CATEGORIES[cat]}", "", f"Category id {code(cat)}.", ""]
+    out = ["---", "search:", "  exclude: true", "---", "", f"# {CATEGORIES[cat]}", "", f"Category id {code(cat)}.", ""]
     if not entries:
         return "\n".join(out + ["No entries yet."]) + "\n"
     out += ["| entry | 中文 |", "| --- | --- |"] + [_entry_line(e, src) for e in entries]

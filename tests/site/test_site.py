@@ -48,6 +48,13 @@ def test_category_pages_and_nav(mini_site):
     assert "No entries yet." in page(mini_site, "kb/migration")
     home = page(mini_site, "kb")
     assert "Rank configuration" in home and "HCCL timeout" in home
+    # listings stay out of the search index (a query finds the entry, not the page that lists its title)
+    import json
+
+    docs = json.loads((mini_site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    locations = {d["location"].split("#")[0] for d in docs}
+    assert "kb/version-mismatch/" not in locations and "kb/migration/" not in locations
+    assert any(loc.startswith("kb/version-mismatch/") and loc != "kb/version-mismatch/" for loc in locations)
 
 
 def test_check_reference_pages(mini_site):
