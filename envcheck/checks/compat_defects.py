@@ -52,7 +52,7 @@ def release_known_defects(chk: Check, ctx: Context) -> Iterator[Finding]:
         yield _warn(chk, mx, facts, adv, version)
     if not hits:
         named = ", ".join(f"{_SHOWN[p]} {v}" for p, v in present.items())
-        yield chk.ok(f"no known defect recorded for {named}", data={p: v for p, v in present.items()})
+        yield chk.ok(f"no known defect recorded for {named}", data=dict(present))
 
 
 def _warn(chk: Check, mx: Matrix, facts: Facts, adv: Advisory, version: str) -> Finding:
@@ -67,7 +67,7 @@ def _warn(chk: Check, mx: Matrix, facts: Facts, adv: Advisory, version: str) -> 
 
 
 def _fix(adv: Advisory) -> str:
-    if adv.package in ("torch_npu", "torch", "mindspore"):
+    if not adv.ascend:  # a pip package
         return f"pip install '{adv.package.replace('_', '-')}=={adv.fixed_in}'"
     if adv.package == "cann":
         return f"install CANN {adv.fixed_in} (envcheck matrix suggest --cann {adv.fixed_in})"

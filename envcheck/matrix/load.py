@@ -12,6 +12,7 @@ from envcheck import safeio
 from envcheck.errors import UsageError
 from envcheck.matrix.model import (
     ADVISORY_PACKAGES,
+    ASCEND_PACKAGES,
     Advisory,
     CannRelease,
     Chip,
@@ -192,7 +193,7 @@ class Builder:
             pkg = self.req(a, "package")
             if pkg not in ADVISORY_PACKAGES:
                 raise self.err(a, f"package: expected one of {', '.join(ADVISORY_PACKAGES)}, got {pkg!r}")
-            check = self.ascend if pkg in ("cann", "driver", "firmware") else self.pep440
+            check = self.ascend if pkg in ASCEND_PACKAGES else self.pep440
             versions = self.strs(a, "versions")
             if not versions:
                 raise self.err(a, "versions: name at least one affected release")
