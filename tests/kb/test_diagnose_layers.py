@@ -197,6 +197,29 @@ def test_code_and_likely_confidence(tmp_path):
     assert r.exit_code == 1
 
 
+def test_pta_resource_not_found_follows_the_line_that_says_what_was_missing(tmp_path):
+    # ERR00008 (PTA NOT_FOUND) is what torch_npu appends to any failed look-up: with the set_env.sh hint the CANN
+    # environment is not loaded; after `Failed to find function <ACL/HCCL api>` the installed CANN is older than
+    # torch_npu (Ascend/pytorch torch_npu/csrc/core/npu/interface/AclInterface.cpp, HcclInterface.cpp)
+    older = ("RuntimeError: Failed to find function aclrtSetOpWaitTimeout\n"
+             "[ERROR] 2025-03-02-10:41:32 (PID:59450, Device:0, RankID:-1) ERR00008 PTA resource not found\n")
+    r = run(tmp_path, older)
+    assert r.matches[0].id == "torch-npu-cann-mismatch" and r.matches[0].confidence == "matched"
+    unsourced = ("ImportError: libhccl.so: cannot open shared object file: No such file or directory. Please check "
+                 "that the cann package is installed. Please run 'source set_env.sh' in the CANN installation path.\n"
+                 "[ERROR] 2024-06-20-10:41:32 (PID:59450, Device:-1, RankID:-1) ERR00008 PTA resource not found\n")
+    r = run(tmp_path, unsourced)
+    assert r.matches[0].id == "cann-env-not-loaded"
+    # the code alone still points at its usual cause, as a code (not a pattern) match
+    r = run(tmp_path, "[ERROR] 2024-06-20-10:41:32 (PID:59450, Device:-1, RankID:-1) ERR00008 PTA resource not "
+                      "found\n")
+    assert r.matches[0].id == "cann-env-not-loaded" and r.matches[0].confidence == "code"
+    # a driver function is the driver's (DcmiInterface.cpp: `maybe your hdk version is too low`), not CANN's
+    r = run(tmp_path, "RuntimeError: Failed to find function dcmi_init, maybe your hdk version is too low, "
+                      "please upgrade it.\n")
+    assert r.matches[0].id == "driver-too-old-for-cann"
+
+
 def test_an_npu_fault_id_names_the_entry_that_treats_it(tmp_path):
     # research/error-catalogue.md DR-09: the RAS line names the fault by its health-management event id
     r = run(tmp_path, "[ERROR] RUNTIME(1,python3):2025-01-01-00:00:00.000.000 [device_error_proc.cc:1]1 Fault RAS "
