@@ -115,6 +115,9 @@ SYMPTOMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((cat, re.compile(rx, r
      r"(回退|退回|跑)到?\s*CPU|在\s*CPU\s*上(运行|执行|跑)|NPU\s*(利用率|占用率?)\s*(为|是|一直)?\s*(0|零|很低|低)"),
     ("out-of-memory",
      r"\bout of memory\b|\bOOM\b|\bmemory (leak\w*|keeps growing|grows)|\b(not enough|insufficient) memory\b|"
+     # the same said the other way round, and a free/available amount compared with what was asked
+     r"\bmemory (is |was )?(not enough|insufficient)\b|"
+     r"\b(free|available|remaining) (\w+ )?memory\b.{0,60}\b(less|smaller|lower) than\b|"
      r"内存不足|显存不足|内存泄[漏露]|(内存|显存)(持续)?(增长|上涨|暴涨|溢出|爆)|爆显存"),
     ("device-unavailable",
      r"\b(cannot|can't|could not|couldn't|unable to|fails? to|failed to)\s+(detect|find|see|recogni[sz]e)\s+"

@@ -47,6 +47,10 @@ def test_symptom_words_by_category():
     ("Logits on the NPU differ from the CUDA run by 1e-1", "numerics"),
     ("NPU 上推理结果与 GPU 不一致", "numerics"),
     ("模型生成的回答全是乱码", "numerics"),
+    # memory, worded the other way round or as an amount short of what was asked
+    ("the NPU memory is not enough for a 72B model", "out-of-memory"),
+    ("Free memory on device (8.0/64.0 GiB) on startup is less than desired GPU memory utilization", "out-of-memory"),
+    ("available HBM memory is smaller than the KV cache needs", "out-of-memory"),
     # saving and resuming
     ("saving the checkpoint hangs on rank 0 for 30 minutes", "checkpoint"),
     ("Loading the model weights fails after resume", "checkpoint"),
@@ -68,6 +72,7 @@ def test_more_described_symptoms(text, category):
     "results: accuracy 81.2%",  # a result, not a difference
     "Loading checkpoint shards: 100%|##########| 4/4",  # a progress bar
     "allreduce bandwidth 180 GB/s",  # a measurement
+    "free memory after loading the weights: 51.2 GiB",  # an amount, compared with nothing
 ])
 def test_neutral_statements_are_no_symptom(text):
     assert symptoms_of(text) == (), text
