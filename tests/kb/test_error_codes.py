@@ -478,6 +478,15 @@ def test_mindie_codes_have_categories_entries_and_sources():
     # wrappers: MS's CALL_ERROR (type 0A) codes, caught exceptions (type 00), the generic internal errors
     for code in ("MIE03E10000A", "MIE03E20000A", "MIE03E30000A", "MIE03E100500", "MIE05E010013", "MIE04E13030A"):
         assert BOOK.get(code).generic, code
+    # MS (component 03) codes end in MindIE-Motor's ErrorType (LoggerDef.h): every CALL_ERROR (0A) and caught
+    # EXCEPTION (00) is a wrapper, every RESOURCE_EXHAUSTED (07) a host out-of-memory
+    ms = [c for c in fam if c.code.startswith("MIE03E")]
+    assert len(ms) >= 150
+    for c in ms:
+        if c.code[-2:] in ("0A", "00"):
+            assert c.generic, c.code
+        if c.code[-2:] == "07":
+            assert c.category == "out-of-memory", c.code
     # codes only MindIE-LLM's enum or only one repository prints carry their own source
     assert "MindIE-LLM" in BOOK.get("MIE05E01000A").source and BOOK.get("MIE05E01000A").own_source
     assert "MindIE-Motor" in BOOK.get("MIE04E071106").source
