@@ -3,8 +3,8 @@
 CODE is a check code or slug (EC201, cann-env-not-loaded) or an error code from the dictionary
 (envcheck/kb/error_codes.yaml): an ACL / runtime return code (507001), a CANN message code (EI0006),
 a torch_npu code (ERR02200), an HcclResult (hccl:9, or a bare 9), an npu-smi/DCMI code (-8020), an NPU
-health-management fault / event id (0x80E18400, or bare 80E18400 as npu-smi prints it), or a macro name
-(ACL_ERROR_RT_TS_ERROR).
+health-management fault / event id (0x80E18400, or bare 80E18400 as npu-smi prints it), a MindIE code
+(MIE05E01000A), or a macro or enum name (ACL_ERROR_RT_TS_ERROR, TEXT_GENERATOR_OUT_OF_MEMORY).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     opt.data(p)
     p.add_argument("code", help="check code or slug (EC201, cann-env-not-loaded) or error code (507001, EI0006, "
-                                "ERR02200, hccl:9, -8020, 0x80E18400)")
+                                "ERR02200, hccl:9, -8020, 0x80E18400, MIE05E01000A)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,7 +74,7 @@ def _explain_error_code(args: argparse.Namespace) -> int:
     if not cands:
         raise UsageError(f"unknown check or error code {args.code!r} (see `envcheck list`; error codes: "
                          "ACL/runtime 1xxxxx-5xxxxx, CANN E[A-Z]dddd, torch_npu ERRddddd, hccl:N, DCMI -80xx, "
-                         "NPU fault 0x80E18400)")
+                         "NPU fault 0x80E18400, MindIE MIE05E01000A)")
     kb = load_kb()
     rows: list[dict[str, Any]] = []
     for c in cands:

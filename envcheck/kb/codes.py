@@ -2,12 +2,14 @@
 
 Families: ``acl`` (ACL_ERROR_*, 1xxxxx-5xxxxx from acl_base_rt.h), ``rt`` (ACL_ERROR_RT_*, 107xxx/207xxx/507xxx),
 ``ge`` (ACL_ERROR_GE_*, 145xxx/245xxx/545xxx), ``hccl`` (HcclResult 1-24), ``torch_npu`` (ERRxxyyy), ``cann``
-(E<module><4 digits> messages), ``dcmi`` (npu-smi / DCMI -80xx) and ``npu_fault`` (NPU health-management fault /
-event ids such as ``0x80E18400``, canonical form ``0x`` + 8 upper-case hex digits).
+(E<module><4 digits> messages), ``dcmi`` (npu-smi / DCMI -80xx), ``npu_fault`` (NPU health-management fault /
+event ids such as ``0x80E18400``, canonical form ``0x`` + 8 upper-case hex digits) and ``mindie`` (MindIE codes such
+as ``MIE05E01000A``: ``MIE`` + 2-digit component + level letter + 6 upper-case hex digits).
 
 `extract_codes` / `scan_line` find codes in the spellings logs use (``error code is 507001``, ``ret[9]`` in an HCCL
 line, ``EI0006:``, ``ERR02200 DIST …``, ``errorCode = 507033``, ``错误码：507033``, ``ret is -8020``,
-``[event_id:0x80e18400]``, npu-smi's ``Error Code : 8C03A000 8C084E00`` …). A hex value is a code only when the
+``[event_id:0x80e18400]``, npu-smi's ``Error Code : 8C03A000 8C084E00``, ``[MIE05E020000]``, ``error code:
+MIE05E01000A`` …). A hex value is a code only when the
 dictionary lists it: memory addresses and other hex values never become codes. Every regex is a single pass
 with bounded repeats (no nested quantifiers), so a line costs time linear in its length and a GB-sized log
 can be fed one line at a time through `iter_codes`.
@@ -26,7 +28,7 @@ import yaml
 
 CODES_PATH = Path(__file__).resolve().with_name("error_codes.yaml")
 
-FAMILIES: tuple[str, ...] = ("acl", "rt", "ge", "hccl", "torch_npu", "cann", "dcmi", "npu_fault")
+FAMILIES: tuple[str, ...] = ("acl", "rt", "ge", "hccl", "torch_npu", "cann", "dcmi", "npu_fault", "mindie")
 NUMERIC_FAMILIES: tuple[str, ...] = ("rt", "acl", "ge")  # 6-digit codes; lookup order
 _REQUIRED = ("name", "meaning", "category")
 
@@ -125,6 +127,8 @@ class CodeBook:
             fams = ("torch_npu",)
         elif re.fullmatch(r"-\d+", key):
             fams = ("dcmi",)
+        elif re.fullmatch(r"MIE\d\d[A-Z][0-9A-F]{6}", key):
+            fams = ("mindie",)
         elif key.startswith("0x"):
             fams = ("npu_fault",)
         elif re.fullmatch(r"[0-9A-F]{8}", key):  # npu-smi prints fault codes without 0x: 80E18400
@@ -369,6 +373,40 @@ def _hex_hits(line: str, lineno: int, book: CodeBook) -> list[CodeHit]:
     return out
 
 
+# MindIE codes (family mindie): exactly `MIE` + 2 digits + an upper-case level letter + 6 upper-case hex digits, as a
+# whole word (`MIE05E0000005`, `XMIE05E01000A` and `MIE05E01000A_x` are not codes). The spellings logs use are listed
+# with the family in error_codes.yaml: `[MIE05E020000] msg`, `MIE05E040001[submodule] msg`, `error code: MIE05E01000A.`,
+# `"errCode": "MIE05E01000A"`. A listed code counts wherever it stands. An unlisted one of the same shape counts (as
+# an unknown code) only where the line prints it as a code: inside `[...]`, right before a `[submodule]`, or at most
+# 24 characters after an error-code label; and only at level E or C: W and I codes (MindIE-Motor's GenerateCode,
+# `MIE04I071120` in its node manager) are warnings and notices, not failures.
+_MIE = re.compile(r"MIE[0-9]{2}[A-Z][0-9A-F]{6}")
+_MIE_LEVELS = frozenset("EC")
+
+
+def _strong_mie(line: str, start: int, end: int) -> bool:
+    if line[start + 5] not in _MIE_LEVELS:
+        return False
+    nxt = line[end:end + 1]
+    if nxt == "[" or (nxt == "]" and start > 0 and line[start - 1] == "["):
+        return True
+    return _STRONG_E_CONTEXT.search(line, max(0, start - 24), start) is not None
+
+
+def _mie_hits(line: str, lineno: int, book: CodeBook) -> list[CodeHit]:
+    out: list[CodeHit] = []
+    for m in _MIE.finditer(line):
+        s, e = m.span()
+        if (s and _word(line[s - 1])) or (e < len(line) and _word(line[e])):
+            continue
+        code = m.group()
+        info = book.get(code, "mindie")
+        if info is None and not _strong_mie(line, s, e):
+            continue
+        out.append(CodeHit(code, "mindie", lineno, s, e, info))
+    return out
+
+
 def scan_line(line: str, lineno: int = 1, book: CodeBook | None = None) -> list[CodeHit]:
     """Codes in one log line, in order of position."""
     if not _DIGIT.search(line):
@@ -376,6 +414,8 @@ def scan_line(line: str, lineno: int = 1, book: CodeBook | None = None) -> list[
     book = book if book is not None else load_codes()
     hits = _e_hits(line, lineno, book) if "E" in line else []
     num = _numeric_hits(line, lineno, book) + _hex_hits(line, lineno, book)
+    if "MIE" in line:
+        num += _mie_hits(line, lineno, book)
     if num:
         hits = sorted(hits + num, key=lambda h: h.start)
     return hits

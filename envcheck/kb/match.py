@@ -76,6 +76,9 @@ NUMERIC_CODE_REGEX = (r"([Ee][Rr][Rr][Oo][Rr][ _]?[Cc][Oo][Dd][Ee]|[Ee][Rr][Rr]_
 # on the error-looking lines (ERROR_CAP) only: a looser context here slowed every scan by about 15%.
 HEX_CODE_REGEX = (r"[Ee][Vv][Ee][Nn][Tt][ _]?[Ii][Dd][^0-9A-Za-z\n]{0,6}0[xX](8[01Cc]|40)[0-9A-Fa-f]{6}|"
                   r"[Ee]rror [Cc]ode[ \t]*: *[0-9A-Fa-f]{8}|fault_code[^0-9A-Za-z\n]{1,8}[0-9A-Fa-f]{8}")
+# MindIE codes (envcheck/kb/codes.py, family mindie): `[MIE05E020000] msg`, `error code: MIE05E01000A.`. The literal
+# `MIE` leads, so only lines holding it reach the extractor; codes.scan_line checks the word boundaries and the level.
+MIE_CODE_REGEX = r"MIE[0-9]{2}[A-Z][0-9A-F]{6}"
 # A line that reads like an error in English or Chinese. Words, not levels: `[ERROR]` is caught by `ERROR`.
 ERROR_WORDS_REGEX = (r"[Ee][Rr][Rr][Oo][Rr]|\b[Ee]rr\b|[Ee]xception|EXCEPTION|[Ff]ail|FAIL|[Ff]atal|FATAL|[Aa]bort|"
                      r"[Cc]annot |[Cc]an't |[Cc]ould not |[Uu]nable to |[Nn]ot supported|[Uu]nsupported|"
@@ -674,7 +677,8 @@ class Matcher:
     # -- compilation -------------------------------------------------------------------------
     def _prefilter_parts(self) -> tuple[list[str], list[str]]:
         """(lean, full): lean finds pattern and code lines; full also error-looking lines."""
-        lean = [f"(?:{r.regex})" for r in self.rules] + list(CODE_REGEXES) + [NUMERIC_CODE_REGEX, HEX_CODE_REGEX]
+        codes = [*CODE_REGEXES, NUMERIC_CODE_REGEX, HEX_CODE_REGEX, MIE_CODE_REGEX]
+        lean = [f"(?:{r.regex})" for r in self.rules] + codes
         return lean, lean + [ERROR_WORDS_REGEX]
 
     def _compile_re2(self, rules: list[Rule]) -> None:

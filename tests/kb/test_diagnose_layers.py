@@ -245,6 +245,63 @@ def test_hex_addresses_are_not_codes_and_fault_ids_are_found_past_the_error_cap(
     assert "aicore-execution-timeout" in r.entries
 
 
+MINDIE_OOM = ("[2025-06-01 10:00:00,123] [1234] [5678] [llm] [ERROR] [generator.py-707] : TEXT_GENERATOR_OUT_OF_MEMORY "
+              "fault happened in generate_token, error code: MIE05E01000A.")
+
+
+def test_a_mindie_code_is_named_with_its_meaning_and_its_oom_entry(tmp_path):
+    r = run(tmp_path, MINDIE_OOM + "\n")
+    (c,) = r.codes
+    assert (c.code, c.family, c.name, c.category) == ("MIE05E01000A", "mindie", "TEXT_GENERATOR_OUT_OF_MEMORY",
+                                                      "out-of-memory")
+    assert "memory" in c.meaning and not c.generic and r.unknown_codes == ()
+    assert r.matches[0].id == "npu-out-of-memory" and "MIE05E01000A" in r.matches[0].codes
+    from envcheck.render import render
+
+    text = render(r, "text")
+    assert "MIE05E01000A TEXT_GENERATOR_OUT_OF_MEMORY" in text and c.meaning in text
+    # atb_models' spelling of its own OOM code reaches the same entry
+    r = run(tmp_path, "RuntimeError: Device out of memory during a previous asynchronous step (Execute). Error code: "
+                      "MIE05E000005. Enable log: export ASCEND_GLOBAL_LOG_LEVEL=3\n")
+    assert [c.code for c in r.codes] == ["MIE05E000005"] and "npu-out-of-memory" in [m.id for m in r.matches[:3]]
+
+
+def test_unlisted_mindie_codes_are_unknown_only_where_printed_as_codes(tmp_path):
+    r = run(tmp_path, "[2025-06-01 10:00:00.000] [llm] [ERROR] [MIE09E0000FF] something new\n"
+                      "[2025-06-01 10:00:01.000] [llm] [ERROR] see MIE09E0000EE in the manual\n"
+                      "[2025-06-01 10:00:02.000] [llm] [INFO] [MIE04I071120] probe ok\n")
+    assert [u.code for u in r.unknown_codes] == ["MIE09E0000FF"] and r.codes == ()
+
+
+def test_mindie_codes_are_found_past_the_error_cap_and_only_lines_with_mie_reach_the_extractor(monkeypatch):
+    import envcheck.kb.codes as codes
+
+    seen: list[str] = []
+    orig = codes._mie_hits
+
+    def counting(line, lineno, book):
+        seen.append(line)
+        return orig(line, lineno, book)
+
+    monkeypatch.setattr(codes, "_mie_hits", counting)
+    noise = "".join(f"RuntimeError: odd {i} error code: 0x{i:04x} mie\n" for i in range(ERROR_CAP + 50))
+    r = ScanResult()
+    kb_matcher().scan_stream(io.BytesIO((noise + "[INFO] [MIE05E01000A] oom\n").encode()), "big.log", r, workers=1)
+    assert list(r.codes) == ["MIE05E01000A"] and "npu-out-of-memory" in r.entries
+    assert seen == ["[INFO] [MIE05E01000A] oom"]
+
+
+def test_explain_mindie_codes(cli):
+    for spelling in ("MIE05E01000A", "mie05e01000a", "TEXT_GENERATOR_OUT_OF_MEMORY"):
+        (c,) = cli("explain", spelling, "--json").json()["candidates"]
+        assert (c["code"], c["family"], c["category"]) == ("MIE05E01000A", "mindie", "out-of-memory")
+        assert "npu-out-of-memory" in c["kb"] and c["meaning"] and "MindIE-LLM" in c["source"]
+    r = cli("explain", "MIE03E10000A")
+    assert r.rc == 0 and "MIE03E10000A" in r.out and "generic" in r.out and "mind-cluster" in r.out
+    r = cli("explain", "MIE09E0000FF")
+    assert r.rc == 2 and "unknown check or error code" in r.err and "MIE05E01000A" in r.err
+
+
 def test_no_known_pitfall_only_without_error_lines(tmp_path):
     r = run(tmp_path, "step 1 loss 2.31\nstep 2 loss 2.30\n")
     assert not r.matches and r.exit_code == 0 and r.stats["error_lines"] == 0

@@ -30,7 +30,7 @@ KB = load_kb()
 
 
 def test_every_family_and_code_has_a_source():
-    assert set(BOOK.families) == {"acl", "rt", "ge", "hccl", "torch_npu", "cann", "dcmi", "npu_fault"}
+    assert set(BOOK.families) == {"acl", "rt", "ge", "hccl", "torch_npu", "cann", "dcmi", "npu_fault", "mindie"}
     for fam in BOOK.families.values():
         assert fam.source.strip(), fam.id
     for c in BOOK:
@@ -77,6 +77,8 @@ def test_codes_have_the_shape_of_their_family():
         "cann": (r"E[0-9A-Z]\d{4}", r"[A-Za-z0-9_/]+"),
         "dcmi": (r"-8\d{3}", r"DCMI_ERR_CODE_[A-Z_]+"),
         "npu_fault": (r"0x[0-9A-F]{8}", r"[^\n]{3,60}"),  # canonical 0x + 8 upper-case hex digits; a short name
+        # MIE + component + level + 6 hex digits; an ErrorCode enum name or a kg-config rule's cause
+        "mindie": (r"MIE\d\d[A-Z][0-9A-F]{6}", r"[A-Z][A-Z0-9_]+|[^\n]{3,120}"),
     }
     for c in BOOK:
         code_re, name_re = shapes[c.family]
@@ -100,6 +102,11 @@ def test_codes_have_the_shape_of_their_family():
         ("-8020", "dcmi", "DCMI_ERR_CODE_RESOURCE_OCCUPIED"),
         ("0x80E18400", "npu_fault", "HBM multi-bit ECC (with host PID)"),
         ("0x81078603", "npu_fault", "RoCE port link Up->Down"),
+        ("MIE05E01000A", "mindie", "TEXT_GENERATOR_OUT_OF_MEMORY"),
+        ("MIE05E000005", "mindie", "ATB_MODELS_OUT_OF_MEMORY"),
+        ("MIE05E020000", "mindie", "BACKEND_CONFIG_INVALID"),
+        ("MIE03E100005", "mindie", "Controller cannot find the requested resource"),
+        ("MIE04E120414", "mindie", "Master heartbeat detection failure in multi-node inference"),
     ],
 )
 def test_spot_checks_against_the_headers(code, family, name):
@@ -381,6 +388,124 @@ def test_the_prefilter_marks_every_npu_fault_spelling():
     assert not rx.search("ptr 0x7ffd12345678 0xdeadbeef task 80E18400 pa=0x80e18400")
 
 
+# --- MindIE codes (family mindie) -----------------------------------------------------------------------------------
+
+# (line, [(code, known)]): the spellings MindIE's sources print (see the family's comment in error_codes.yaml)
+MIE_LINES = [
+    # MindIE-LLM logging_base.py ErrorCodeFormatter (its tests: `[MIE05E020000] Test error message with error code`)
+    ("[2025-06-01 10:00:00,123] : [ERROR] [MIE05E020000] Test error message with error code",
+     [("MIE05E020000", True)]),
+    # MindIE-LLM error_code.py ErrorCodeException / generator.py
+    ("TEXT_GENERATOR_OUT_OF_MEMORY fault happened in generate_token, error code: MIE05E01000A.",
+     [("MIE05E01000A", True)]),
+    # atb_models model.cpp
+    ("RuntimeError: Device out of memory during a previous asynchronous step (Execute). Error code: MIE05E000005. "
+     "Enable log: export ASCEND_GLOBAL_LOG_LEVEL=3", [("MIE05E000005", True)]),
+    # atb_models model_runner.py: `Error_code: {error_code}`
+    ("RuntimeError: Device out of memory (OOM) reported by PyTorch. Error_code: MIE05E000005",
+     [("MIE05E000005", True)]),
+    # mind-cluster mindie_parser.py: `Link from xxx to xxx failed, error code is MIE05E01001B`
+    ("Link from 10.0.0.1 to 10.0.0.2 failed, error code is MIE05E01001B", [("MIE05E01001B", True)]),
+    # MindIE-Motor TestNPURecoveryManager.cpp: the JSON a server reports
+    ('{"errCode": "MIE05E01000A", "errorLocation": "0:0"}', [("MIE05E01000A", True)]),
+    # ULOG_ERROR(..., "MIE05E040001", msg) without brackets: the code, then the submodule's bracket
+    ("[2025-06-01 10:00:00.123] [1] [2] [llm] [ERROR] MIE05E040001[AddDevicesToRequest] Failed to parse device ip",
+     [("MIE05E040001", True)]),
+    # MindIE-LLM test_router_impl.py: `WARN:llm:[MIE04E13030A]`
+    ("WARN:llm:[MIE04E13030A] Unknown execute_type 9", [("MIE04E13030A", True)]),
+    # MindIE-Motor LOG_E("[%s] [ClusterClient] Read CA file failed.", GetErrorCode(...))
+    ("[2025-06-01 10:00:00.123] [1] [2] [ms] [ERROR] [GrpcClusterClient.cpp:30] : [MIE03E100005] [ClusterClient] "
+     "Read CA file failed.", [("MIE03E100005", True)]),
+    # MindIE-SD exception.py
+    ("mindiesd.utils.exception.ModelExecError: [MIE06E000005] Model exec err. out of memory", [("MIE06E000005", True)]),
+    # a MindIE code next to a CANN one, in order
+    ("[MIE05E000002] execute failed: EZ9999: Inner Error!", [("MIE05E000002", True), ("EZ9999", True)]),
+    # codes of the right shape that the dictionary does not list, printed as codes: unknown
+    ("[ERROR] [MIE09E0000FF] a component envcheck does not know", [("MIE09E0000FF", False)]),
+    ("something failed, error code: MIE04E1F0A16", [("MIE04E1F0A16", False)]),
+    ("MIE04C0101FF[daemon] critical", [("MIE04C0101FF", False)]),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), MIE_LINES, ids=[f"M{i}" for i in range(len(MIE_LINES))])
+def test_mindie_codes_are_read_in_every_printed_spelling(line, expected):
+    hits = extract_codes(line)
+    assert [(h.code, h.known) for h in hits] == expected
+    for h in hits:
+        assert line[h.start:h.end] == h.code
+        if h.code.startswith("MIE"):
+            assert h.family == "mindie" and (h.info is BOOK.get(h.code) if h.known else h.info is None)
+
+
+MIE_NOT_CODES = [
+    "backend reported MIE05E0000005 in stack",  # 13 characters (a typo in MindIE-LLM's error_code.py), not a code
+    "XMIE05E01000A and MIE05E01000A_x and MIE05E01000AB and 1MIE05E01000A",  # inside longer words
+    "mie05e01000a MIE05E01000a MIE5E01000A MIE05E1000A MIE05501000A",  # wrong case or shape
+    "MIE09E0000FF mentioned in prose, not printed as a code",  # unlisted and without a code context
+    "[MIE04I071120] simulate ok and [MIE04W01010B] warning",  # unlisted info / warning levels are not failures
+    "error code: MIE04W02010B",
+    "MIEMIEMIE05 MIE-05E01000A MIE 05E01000A",
+]
+
+
+@pytest.mark.parametrize("line", MIE_NOT_CODES, ids=[f"MN{i}" for i in range(len(MIE_NOT_CODES))])
+def test_mindie_lookalikes_are_neither_codes_nor_unknown(line):
+    assert extract_codes(line) == []
+
+
+def test_mindie_lookup_accepts_any_case_and_the_enum_names():
+    c = BOOK.get("MIE05E01000A")
+    assert c is not None and c.family == "mindie"
+    assert BOOK.get("mie05e01000a") is BOOK.get(" MIE05E01000A ") is BOOK.get("text_generator_out_of_memory") is c
+    assert [x.code for x in BOOK.candidates("MIE05E01000A")] == ["MIE05E01000A"]
+    assert BOOK.get("MIE09E0000FF") is None and BOOK.candidates("MIE05E0000005") == ()
+
+
+def test_mindie_codes_have_categories_entries_and_sources():
+    fam = BOOK.in_family("mindie")
+    assert len(fam) >= 240
+    assert "mind-cluster" in BOOK.families["mindie"].source and "hiascend.com" in BOOK.families["mindie"].source
+    for c in fam:
+        assert c.category in CATEGORY_IDS and c.source.strip() and c.meaning.strip(), c.code
+        assert c.code[5] == "E", c.code  # the dictionary lists error-level codes only
+    # the OOM codes name the OOM entries; the HBM ECC code the device-memory-fault entry
+    for code in ("MIE05E01000A", "MIE05E000005"):
+        c = BOOK.get(code)
+        assert c.category == "out-of-memory" and not c.generic and "npu-out-of-memory" in c.entries
+    assert "hbm-ecc-device-fault" in BOOK.get("MIE05E01000B").entries
+    # PD-disaggregation link faults are link faults; a dead multi-node peer is a timeout
+    assert BOOK.get("MIE05E01001B").category == "hccl-init" and BOOK.get("MIE04E120414").category == "hccl-timeout"
+    # wrappers: MS's CALL_ERROR (type 0A) codes, caught exceptions (type 00), the generic internal errors
+    for code in ("MIE03E10000A", "MIE03E20000A", "MIE03E30000A", "MIE03E100500", "MIE05E010013", "MIE04E13030A"):
+        assert BOOK.get(code).generic, code
+    # MS (component 03) codes end in MindIE-Motor's ErrorType (LoggerDef.h): every CALL_ERROR (0A) and caught
+    # EXCEPTION (00) is a wrapper, every RESOURCE_EXHAUSTED (07) a host out-of-memory
+    ms = [c for c in fam if c.code.startswith("MIE03E")]
+    assert len(ms) >= 150
+    for c in ms:
+        if c.code[-2:] in ("0A", "00"):
+            assert c.generic, c.code
+        if c.code[-2:] == "07":
+            assert c.category == "out-of-memory", c.code
+    # codes only MindIE-LLM's enum or only one repository prints carry their own source
+    assert "MindIE-LLM" in BOOK.get("MIE05E01000A").source and BOOK.get("MIE05E01000A").own_source
+    assert "MindIE-Motor" in BOOK.get("MIE04E071106").source
+    assert not BOOK.get("MIE03E100005").own_source  # a kg-config code: the family's source
+
+
+def test_the_prefilter_marks_every_mindie_spelling_and_only_lines_with_mie():
+    from envcheck.kb.match import MIE_CODE_REGEX
+
+    rx = re.compile(MIE_CODE_REGEX)
+    assert MIE_CODE_REGEX.startswith("MIE")  # RE2 skips to the literal: lines without it never reach the extractor
+    for c in BOOK.in_family("mindie"):
+        for text in (f"[{c.code}] x", f"error code: {c.code}.", f"{c.code}[sub] x", f'"errCode": "{c.code}"'):
+            assert rx.search(text), (c.code, text)
+    for line, _ in MIE_LINES:
+        assert rx.search(line)
+    assert not rx.search("[ERROR] MindIE daemon failed, see MIE docs; code 05E01000A, mie05e01000a")
+
+
 # --- unknown codes, line numbers, streaming -------------------------------------------------------------------
 
 
@@ -461,6 +586,11 @@ ADVERSARIAL = [
     "Error Code : " * 10000,
     "Error Code : " + "80E18400 " * 15000,
     'fault_code":"' * 10000,
+    "MIE" * 50000,
+    "MIE05E01000A" * 12000,
+    "[MIE05E01000A] " * 10000,
+    "error code: MIE09E0000FF " * 6000,
+    "[MIE09E0000F" * 12000,
 ]
 
 
