@@ -239,18 +239,19 @@ def load_codes(path: str | Path | None = None) -> CodeBook:
 # its keywords occurs at all: a numeric code after "error code is", "ret[", "errno", "错误码：" ...
 _E = re.compile(r"E(?:RR[0-9]{5}|[0-9A-Z][0-9]{4})")
 _KEY_SRC = (
-    r"(?<![a-z_])(error[ _]?code|err_?code|ret(?:code)?|return code|runtime result|result|errno|错误码|failed)"
+    r"(?<![a-z_])(error[ _]?code|err_?code|ret(?:code)?|return code|runtime result|result|errno|错误码|failed|failure)"
     r"([ \t]{0,4}(?:is(?=[ \t])|[=:：\[(]|为|是)?[ \t]{0,4})"
     r"([-+]?[0-9]{1,10})(?![0-9a-z_]|\.[0-9])"
 )
 _KEY = re.compile(_KEY_SRC)
 _KEY_ANYCASE = re.compile(_KEY_SRC.replace("a-z", "A-Za-z"), re.I)  # for non-ASCII lines (lower() may shift indices)
-_KEY_WORDS = ("code", "ret", "errno", "result", "错误码", "failed")
+_KEY_WORDS = ("code", "ret", "errno", "result", "错误码", "failed", "failure")
 _DIGIT = re.compile(r"[0-9]")
 _STRONG_E_CONTEXT = re.compile(r"(?i)err_?code|error[ _]?code|module_name|错误码")
-# only known codes count after these; after "failed" (`Call aclrtSetDevice(device->id) failed : 507033`)
-# only a known six-digit ACL/runtime code
-_WEAK_KEYS = frozenset({"result", "runtime result", "return code", "failed"})
+# only known codes count after these; after "failed" (`Call aclrtSetDevice(device->id) failed : 507033`) and
+# "failure" (ONNX Runtime's CANN execution provider, onnxruntime/core/providers/cann/cann_call.cc: `CANN failure
+# 507013: ... expr=aclrtSynchronizeStream(...)`) only a known six-digit ACL/runtime code
+_WEAK_KEYS = frozenset({"result", "runtime result", "return code", "failed", "failure"})
 _NEEDS_PUNCT = frozenset({"ret", "retcode", "result", "runtime result", "failed"})  # a bare space is not enough
 HCCL_MAX = 30  # HcclResult values are small (1..24 today); larger numbers near 'hccl' are something else
 
@@ -305,7 +306,7 @@ def _numeric_hits(line: str, lineno: int, book: CodeBook) -> list[CodeHit]:
             continue
         digits = raw.lstrip("+-")
         span = m.span(3)
-        if key == "failed" and (len(digits) != 6 or raw[0] in "+-" or book.get(digits) is None):
+        if key in ("failed", "failure") and (len(digits) != 6 or raw[0] in "+-" or book.get(digits) is None):
             continue
         if raw.startswith("-"):
             if len(digits) == 4 and digits[0] == "8":

@@ -244,6 +244,9 @@ REAL_LINES = [
     # field corpus (dev half): a known ACL code right after "failed"
     ("Call aclrtSetDevice(device->id) failed : 507033 at file /work/PaddleCustomDevice/backends/npu/runtime/runtime.cc "
      "line 430", [("507033", "rt", True)]),
+    # field corpus (dev half): ONNX Runtime's CANN execution provider, `<lib> failure <code>:` (cann_call.cc)
+    ("CANN failure 507013: (look for ACL_ERROR_xxx in acl. h); NPU=0 ; hostname=<host> ; "
+     "expr=aclrtSynchronizeStream(GetStream(kCannStreamDefault)); ", [("507013", "rt", True)]),
     ("EZ1001: [PID: 12] 2025-06-01-10:00:00.000.000 aclnnCast: DT_BFLOAT16 is not supported",
      [("EZ1001", "cann", True)]),
     # several codes on one line, in order
@@ -267,6 +270,8 @@ def test_extracts_every_usual_spelling(line, expected):
 # --- extraction: things that are not codes ----------------------------------------------------------------------
 
 NOT_CODES = [
+    "2 disk failures 123456 sectors reallocated",  # "failure" only before a known ACL/runtime code
+    "node failure 12 of 30",
     "2024-11-28-11:59:30.645.648 timestamp 2025-12-24-16:19:45.416.075",
     "[ERROR] 2025-06-09-06:57:54 (PID:92380, Device:0, RankID:-1)",
     "(PID: 2228607) pid=507001 tid:163618",
