@@ -90,6 +90,12 @@ SOURCES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     # master of 2023-02-15 (2.0 development) and at v1.5.0 (2021), whose wordings users still paste
     "mindspore": ("mindspore-ai/mindspore", ("mindspore/ccsrc/plugin/device/ascend/", "mindspore/ccsrc/runtime/"),
                   ("9b65b907f96edf9a278f87e9ccab7d318aed310f", "v1.5.0")),
+    # the CANN runtime and ACL (gitcode.com/cann/runtime, on GitHub as hicann/runtime; open source since CANN 8.5):
+    # what a plog's RUNTIME / ASCENDCL lines and rtXxx / aclrtXxx failures say. Read at HEAD 681ef761 (2026-08-22)
+    # and at the first open-source release v8.5.0 (c741ed4f, 2026-01-21; its sources lie under src/runtime/feature/
+    # and it words many messages otherwise: "[drv api] halMemAlloc failed:size=..." before commit 7cd5a114
+    # "Rectification error massage" made them "Call driver api halMemAlloc failed, drvRetCode=...")
+    "runtime": ("hicann/runtime", ("src/runtime/", "src/acl/"), ("681ef7610df13c8128982901142a2c869ddbb53e", "v8.5.0")),
 }
 # a repository whose own snapshot cannot be mirrored here is read from forks that hold its history, the first
 # that has the ref (the commit read is one of the repository's own: a git commit id names its whole tree):
@@ -206,6 +212,33 @@ ORIGINS: list[tuple[str, str, str | None]] = [
     # the rest (the kernel runtime mixes device set-up, dumps, profiling and data-sink advice; kernels, graph
     # optimisation and the graph scheduler): no definite category
     ("mindspore", r".", None),
+    # --- the CANN runtime (hicann/runtime) ---
+    # the execution engines (HWTS / STARS: submitting, completing and recycling tasks, task exceptions, device
+    # status during a run), the handlers of errors the device reports while running tasks (AI Core / AI CPU /
+    # SDMA errors, the fast ring buffer, core timeouts) and the AI CPU timeout monitor: device execution errors
+    # (at HEAD under src/runtime/core/, in v8.5.0 under src/runtime/feature/)
+    ("runtime", r"src/runtime/(core|feature)/(src|inc)/engine/|src/runtime/(core|feature)/src/device/(\w+/)?"
+                r"device_error_|src/runtime/(core|feature)/src/aicpu_timeout/", "device-runtime-error"),
+    # the rest (the API layer and ACL check arguments of every kind; the driver wrappers call memory, device,
+    # queue and IPC functions alike; streams, events, contexts and kernels also allocate resources and memory):
+    # no definite category, only what RT_KEYWORDS (or KEYWORDS) finds the message itself stating
+    ("runtime", r".", None),
+]
+# (regex on the template, category): what a runtime / ACL message states itself, for the sources in RT_SOURCES
+# only, before KEYWORDS. The driver's device-memory allocation (halMemAlloc, the runtime's DevMemAlloc*) failing
+# is device memory running out (the runtime's own report of it is "rtMalloc ... driver error:out of memory",
+# ErrCode 207001); opening a device, counting the devices, or the device's heartbeat being lost, is the device
+# being unavailable; a task, kernel or stream failing, timing out or aborted while executing is a device runtime
+# error (an HCCL AI CPU task's is not claimed: a link or a peer's memory, the kb's collective faults)
+RT_KEYWORDS: list[tuple[str, str]] = [
+    (r"\b(halMemAlloc|DevMemAlloc\w*|DevMalloc)\b:? ?failed|\bDevice malloc failed", "out-of-memory"),
+    (r"(?i)\b(halDeviceOpen|drvDeviceOpen|DeviceOpen)\b:? ?failed|\bopen device\b.*\bfailed|"
+     r"lost heartbeat|DEV_RUNNING_DOWN|\bdrvGetDevNum failed|get device count failed|"
+     r"device count \{\} obtained from the driver is invalid", "device-unavailable"),
+    (r"(?i)^(?!.*hccl)(?:.*\btask exception\b|.*\btask execution failed|.*\btask execute failed|"
+     r".*\bkernel execute failed|.*\b(aicore|ai core|aicpu|ai cpu) (task |kernel )?(error|exception|timeout)|"
+     r".*\btask timeout|.*\bin (the )?abort (state|status|mode)|.*\bstream (synchronize|sync) failed)",
+     "device-runtime-error"),
 ]
 # sources whose own ORIGINS decide timeouts: in HCCL / HCOMM a timeout in a link set-up file is the connect
 # timeout (hccl-init), and a task-exception file's is already hccl-timeout, so the keyword re-claim below is off
@@ -238,6 +271,22 @@ CPP_MACROS = re.compile(r"\b(TORCH_CHECK_WITH|TORCH_CHECK|AT_ERROR|TORCH_NPU_WAR
                         r"TORCH_WARN|ASCEND_LOGE|ASCEND_LOGW|HCCL_ERROR|HCCL_WARNING|HCCL_RUN_WARNING)\s*\(")
 # macros whose first argument is a printf format (CANN's ASCEND_LOG*, HCCL's log.h: HCCL_ERROR(format, ...))
 PRINTF_MACROS = frozenset({"ASCEND_LOGE", "ASCEND_LOGW", "HCCL_ERROR", "HCCL_WARNING", "HCCL_RUN_WARNING"})
+# the CANN runtime's and ACL's log macros (hicann/runtime src/runtime/core/inc/base.hpp, common/
+# error_message_manage.hpp, src/acl/common/log_inner.h): RT_LOG(level, format, ...), RT_LOG_INNER_MSG /
+# RT_LOG_CALL_MSG, the check-and-return families (ERROR_RETURN(code, format, ...), COND_RETURN_ERROR(cond, code,
+# format, ...), COND_RETURN_ERROR_MSG_INNER, ERROR_GOTO_MSG_INNER, DRV_ERROR_PROCESS, ...), ACL_LOG_ERROR /
+# ACL_LOG_INNER_ERROR / ACL_LOG_CALL_ERROR / ACL_LOG_WARN(format, ...) and REPORT_INNER_ERROR / REPORT_CALL_ERROR
+# (code, format, ...): the format is the first argument made only of string literals (PRIu64-style macros
+# between them). Read only for the sources in RT_SOURCES
+RT_MACROS = re.compile(r"\b(RT_LOG\w*|ACL_LOG_\w+|REPORT_(?:INNER|CALL)_ERROR|(?:COND|ERROR|DRV)_\w+|"
+                       r"STREAM_REPORT_ERR_MSG)\s*\(")
+# ... but not those at info / debug / event level, nor those whose literal arguments are the parameters of a
+# message kept in an error-code table (RT_LOG_OUTER_MSG_IMPL(ErrorCode::EE1021, "thread", "pthread_setname_np");
+# RT_LOG_OUTER_MSG(code, format, ...) itself has a format)
+RT_SKIP = re.compile(r"INFO|DEBUG|EVENT|NORMAL|NOLOG|OUTER|IMPL|FUNC|PARAM|ALLOC_FAILED|CONTEXT|CAPTURE|FLUSH|"
+                     r"STDOUT|NULL_PTR")
+_RT_FORMAT = re.compile(r'\s*(?:(?:(?:u8|L|u|U)?"(?:[^"\\]|\\.)*"|PRI[diouxX](?:8|16|32|64|PTR|MAX))\s*)+')
+RT_SOURCES = frozenset({"runtime"})
 # MindSpore's log streams (mindspore/core/utils/log_adapter.h): MS_LOG(EXCEPTION) << "..." << x;,
 # MS_EXCEPTION(TypeError) << ...; and MS_LOG(ERROR|WARNING) << ...
 MS_STREAM = re.compile(r"\b(?:MS_LOG\((EXCEPTION|INTERNAL_EXCEPTION|ERROR|WARNING)\)|MS_EXCEPTION\((\w+)\))\s*<<")
@@ -401,6 +450,32 @@ def cpp_messages(text: str) -> Iterator[tuple[str, str, int]]:
         yield msg, level, text.count("\n", 0, m.start()) + 1
 
 
+def rt_messages(text: str) -> Iterator[tuple[str, str, int]]:
+    """(template text, level, line) of each CANN runtime / ACL log macro call (RT_MACROS): its printf format
+    (the first all-literal argument), conversions turned into ``{}``. A call at info / debug / event level
+    (``RT_LOG(RT_LOG_INFO, ...)``) is no message."""
+    for m in RT_MACROS.finditer(text):
+        name = m.group(1)
+        if name != "RT_LOG_OUTER_MSG" and RT_SKIP.search(name):
+            continue
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if text[line_start:m.start()].lstrip().startswith("#"):
+            continue  # a #define
+        args = _call_args(text, m.end() - 1)
+        if not args:
+            continue
+        k = next((i for i, a in enumerate(args) if _RT_FORMAT.fullmatch(a) and '"' in a), -1)
+        if k < 0:
+            continue
+        before = " ".join(args[:k])
+        if re.search(r"\b(RT_LOG_|DLOG_)(INFO|DEBUG|EVENT)\b", before):
+            continue
+        fmt = re.sub(r"\bPRI([diouxX])\w*", r'"ll\1"', args[k])
+        msg = _PRINTF.sub("{}", _cpp_unescape("".join(_CPP_STR.findall(fmt))))
+        level = "warning" if "WARN" in name or "WARN" in before else "error"
+        yield msg, level, text.count("\n", 0, m.start()) + 1
+
+
 def _split_shift(expr: str) -> list[str]:
     """The operands of a chain of top-level ``<<`` (strings, chars and brackets skipped)."""
     parts, cur, depth, i, n = [], [], 0, 0, len(expr)
@@ -548,6 +623,10 @@ def categorise(source: str, path: str, template: str) -> str | None:
         if sid == source and re.match(rx, path):
             cat = c
             break
+    if source in RT_SOURCES:
+        for rx, c in RT_KEYWORDS:
+            if re.search(rx, template):
+                return c
     for scope, rx, c in KEYWORDS:
         if c == "hccl-timeout" and source in OWN_TIMEOUTS:
             continue
@@ -556,8 +635,12 @@ def categorise(source: str, path: str, template: str) -> str | None:
     return cat
 
 
-def kb_entries_for(records: list[dict]) -> None:
-    """Fill `entries`: kb entries whose pattern matches the template, or with a pattern example it matches."""
+def kb_entries_for(records: list[dict], strict: bool = False) -> None:
+    """Fill `entries`: kb entries whose pattern matches the template, or with a pattern example it matches.
+    `strict` (the sources in RT_SOURCES): entries found only through an example or Symptom line that is an
+    instance of the template do not overrule the template's own category when theirs differs: the example's
+    cause may lie in what the program inserts (the runtime's "Aicpu kernel execute failed, ... fault
+    kernel_name={}" quoted by an entry for a GetNext data-queue kernel is any AI CPU kernel's failure)."""
     from envcheck.kb.entries import load_kb
     from envcheck.kb.match import kb_matcher
     from envcheck.kb.messages import Message, MessageBook, build_index
@@ -577,8 +660,11 @@ def kb_entries_for(records: list[dict]) -> None:
     cat_of = {e.id: e.category for e in kb.entries}
     for i, r in enumerate(records):
         sample = re.sub(r"\{\}", "1", r["template"])
-        ids = found.get(i, set()) | {rule.entry_id for rule in matcher.match_line(sample) if rule.kind == "pattern"}
+        own = {rule.entry_id for rule in matcher.match_line(sample) if rule.kind == "pattern"}
+        ids = found.get(i, set()) | own
         cats = {cat_of[x] for x in ids}
+        if strict and not own and cats != {r["category"]}:
+            continue
         if len(cats) == 1:
             # the kb's diagnosis of this very message is more specific than its subsystem (a torch_npu
             # device-init message that fork-npu-reinit files under data-pipeline)
@@ -606,7 +692,8 @@ def extract(mirrors: Path) -> dict:
                      and p.endswith((".py", ".cpp", ".h", ".hpp", ".cc"))]
             records: list[dict] = []
             for path, text in read_files(gitdir, commit, paths):
-                found = py_messages(text) if path.endswith(".py") else chain(cpp_messages(text), ms_messages(text))
+                found = (py_messages(text) if path.endswith(".py") else
+                         chain(cpp_messages(text), ms_messages(text), rt_messages(text) if sid in RT_SOURCES else ()))
                 for raw, level, _line in found:
                     t = normalise(raw)
                     if not t or chunks(t) in seen or not distinctive(t):
@@ -617,7 +704,7 @@ def extract(mirrors: Path) -> dict:
                     assert cat in CATEGORY_IDS, cat
                     seen.add(chunks(t))
                     records.append({"template": t, "origin": path, "category": cat, "level": level})
-            kb_entries_for(records)
+            kb_entries_for(records, strict=sid in RT_SOURCES)
             key = sid if ref == refs[0] else f"{sid} {ref}"
             out["sources"][key] = {"repo": repo, "commit": commit, "ref": ref, "messages": records}
             counts = Counter(r["category"] for r in records)
