@@ -96,6 +96,10 @@ SOURCES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     # and it words many messages otherwise: "[drv api] halMemAlloc failed:size=..." before commit 7cd5a114
     # "Rectification error massage" made them "Call driver api halMemAlloc failed, drvRetCode=...")
     "runtime": ("hicann/runtime", ("src/runtime/", "src/acl/"), ("681ef7610df13c8128982901142a2c869ddbb53e", "v8.5.0")),
+    # TorchAir, torch.compile's NPU backend (graph mode: the GE converters, the ACL graph / npugraph_ex capture
+    # path, its C++ concrete graph and executors). Read at HEAD fced8842 (2026-06-01)
+    "torchair": ("Ascend/torchair", ("python/torchair/", "npugraph_ex/", "torchair/"),
+                 ("fced8842d149f16b587c2c867d427e4b766831ca",)),
 }
 # a repository whose own snapshot cannot be mirrored here is read from forks that hold its history, the first
 # that has the ref (the commit read is one of the repository's own: a git commit id names its whole tree):
@@ -223,6 +227,12 @@ ORIGINS: list[tuple[str, str, str | None]] = [
     # queue and IPC functions alike; streams, events, contexts and kernels also allocate resources and memory):
     # no definite category, only what RT_KEYWORDS (or KEYWORDS) finds the message itself stating
     ("runtime", r".", None),
+    # --- TorchAir (Ascend/torchair) ---
+    # the GE converters (one per ATen / custom op): an op, overload, dtype or argument the graph-mode conversion
+    # does not take (the collective converters, hcom_*, print advice on patching collectives: not claimed)
+    ("torchair", r"python/torchair/_ge_concrete_graph/ge_converter/(?!experimental/hcom_)", "op-unsupported"),
+    # the rest (graph capture, caching, configuration, passes, the C++ executors): no definite category
+    ("torchair", r".", None),
 ]
 # (regex on the template, category): what a runtime / ACL message states itself, for the sources in RT_SOURCES
 # only, before KEYWORDS. The driver's device-memory allocation (halMemAlloc, the runtime's DevMemAlloc*) failing
@@ -290,6 +300,12 @@ RT_SOURCES = frozenset({"runtime"})
 # MindSpore's log streams (mindspore/core/utils/log_adapter.h): MS_LOG(EXCEPTION) << "..." << x;,
 # MS_EXCEPTION(TypeError) << ...; and MS_LOG(ERROR|WARNING) << ...
 MS_STREAM = re.compile(r"\b(?:MS_LOG\((EXCEPTION|INTERNAL_EXCEPTION|ERROR|WARNING)\)|MS_EXCEPTION\((\w+)\))\s*<<")
+# TorchAir's C++ log streams (torchair/include/logger.h): TNG_LOG(ERROR|WARNING) << ...; read for "torchair" only
+TNG_STREAM = re.compile(r"\bTNG_LOG\((ERROR|WARNING)\)\s*<<")
+# TorchAir's converters name the op they convert in each message ("torch.ops.aten.gru.input ge_converter is not
+# implemented!", one file per op): the op name is a placeholder, so that the message is one template
+OP_NAME = re.compile(r"\btorch\.ops\.(\w+)\.\w+(?:\.\w+)?")
+OP_NAME_SOURCES = frozenset({"torchair"})
 # MindSpore's message-section markers (#umsg#title#umsg#, #dmsg#title#dmsg#) start a new section of the printed message
 _MS_SECTION = re.compile(r"#[ud]msg#")
 _CODE_MACRO = re.compile(r"^\w+_ERROR\s*\(")  # PTA_ERROR(ErrCode::...), OPS_ERROR(...), PROF_ERROR(...)
@@ -501,11 +517,12 @@ def _split_shift(expr: str) -> list[str]:
     return parts
 
 
-def ms_messages(text: str) -> Iterator[tuple[str, str, int]]:
+def ms_messages(text: str, stream: re.Pattern[str] = MS_STREAM) -> Iterator[tuple[str, str, int]]:
     """(template text, level, line) of each MindSpore log stream: ``MS_LOG(EXCEPTION) << "Malloc device memory
     failed, size[" << size << "]";`` gives ``Malloc device memory failed, size[{}]``. An operand that is only
-    string literals is text (``std::endl`` a line break), any other a placeholder."""
-    for m in MS_STREAM.finditer(text):
+    string literals is text (``std::endl`` a line break), any other a placeholder. `stream`: another program's
+    log streams of the same shape (TNG_STREAM)."""
+    for m in stream.finditer(text):
         line_start = text.rfind("\n", 0, m.start()) + 1
         if text[line_start:m.start()].lstrip().startswith("#"):
             continue  # inside a #define
@@ -693,9 +710,12 @@ def extract(mirrors: Path) -> dict:
             records: list[dict] = []
             for path, text in read_files(gitdir, commit, paths):
                 found = (py_messages(text) if path.endswith(".py") else
-                         chain(cpp_messages(text), ms_messages(text), rt_messages(text) if sid in RT_SOURCES else ()))
+                         chain(cpp_messages(text), ms_messages(text), rt_messages(text) if sid in RT_SOURCES else (),
+                               ms_messages(text, TNG_STREAM) if sid == "torchair" else ()))
                 for raw, level, _line in found:
                     t = normalise(raw)
+                    if sid in OP_NAME_SOURCES:
+                        t = OP_NAME.sub(r"torch.ops.\1.{}", t)
                     if not t or chunks(t) in seen or not distinctive(t):
                         continue
                     cat = categorise(sid, path, t)

@@ -20,7 +20,7 @@ from envcheck.kb.messages import (
 from envcheck.kb.taxonomy import CATEGORY_IDS
 
 REPOS = {"Ascend/pytorch", "Ascend/op-plugin", "vllm-project/vllm-ascend", "hicann/hccl", "hicann/hcomm",
-         "mindspore-ai/mindspore", "hicann/runtime"}
+         "mindspore-ai/mindspore", "hicann/runtime", "Ascend/torchair"}
 
 
 def _book(*records: dict, repo: str = "Ascend/pytorch") -> msgs.MessageBook:
@@ -174,6 +174,11 @@ def test_the_most_specific_template_comes_first():
      "report_stream_id=73, task_id=0, flip_num=0, fault kernel_name=te_superkernel_911c4c5214b52a01ea224923a6130b1ff"
      "609f8f8759f8dc118fe65b846e4573e, fault kernel info ext=none, program id=1, hash=9430089888170931922.",
      "device-runtime-error"),
+    # TorchAir's GE converters (Ascend/torchair fced8842 python/torchair/_ge_concrete_graph/ge_converter/aten/gru.py
+    # raises this; its docs/zh/appendix/cases/graph_failed_cases.md quotes "torch.xxx ge_converter is not
+    # implemented!"): an op name the catalogue never saw matches too, the op name being a placeholder
+    ("NotImplementedError: torch.ops.aten.gru.input ge_converter is not implemented!", "op-unsupported"),
+    ("NotImplementedError: torch.ops.aten.no_such_op.default ge_converter is not implemented!", "op-unsupported"),
     # tests/data/field-corpus/b-001.yaml (DEV)
     ("Error:RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.96 GiB total capacity; 55.91 GiB "
      "already allocated; 55.91 GiB current active; 1.80 GiB free; 58.73 GiB reserved in total by PyTorch) If "
@@ -420,3 +425,29 @@ def test_a_generic_runtime_line_is_no_message():
     assert lookup("[ERROR] RUNTIME(1234,python):2025-01-01-00:00:00.000.000 [stream.cc:1093] 1234 GetError: "
                   "report error") == []
     assert lookup("rtStreamSynchronize failed, retCode=0x7150050") == []
+
+
+def test_generator_reads_torchair_log_streams_and_makes_its_op_names_placeholders():
+    x = _script()
+    src = '''
+    TNG_LOG(ERROR) << "The dim size of Ascend GE graph NetOutput: [" << d << "] is not equal to FX graph NetOutput";
+    TNG_LOG(DEBUG) << "FX graph NetOutput shapes is : " << s;
+    '''
+    got = {(x.normalise(m), level) for m, level, _ in x.ms_messages(src, x.TNG_STREAM)}
+    assert got == {("The dim size of Ascend GE graph NetOutput: [{}] is not equal to FX graph NetOutput", "error")}
+    assert not list(x.ms_messages(src))  # MindSpore's streams are another macro
+    line = "When pad is Tensor, torch.ops.aten.constant_pad_nd.default ge_converter is not implemented!"
+    want = "When pad is Tensor, torch.ops.aten.{} ge_converter is not implemented!"
+    assert x.OP_NAME.sub(r"torch.ops.\1.{}", line) == want
+    assert x.categorise("torchair", "python/torchair/_ge_concrete_graph/ge_converter/aten/gru.py",
+                        "torch.ops.aten.{} ge_converter is not implemented!") == "op-unsupported"
+    # the collective converters advise on patching collectives; graph capture and caching say nothing definite
+    assert x.categorise("torchair", "python/torchair/_ge_concrete_graph/ge_converter/experimental/hcom_allgather.py",
+                        "When you enable torch.compile or use the cache_compile feature, use the patch_for_hcom "
+                        "interface") is None
+    assert x.categorise("torchair", "python/torchair/_acl_concrete_graph/acl_graph.py",
+                        "Invalid graph pool handle type, got value={}, type={}") is None
+
+
+def test_a_generic_torchair_line_is_no_message():
+    assert lookup("NotImplementedError: ge_converter is not implemented") == []
