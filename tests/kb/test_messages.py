@@ -174,6 +174,11 @@ def test_the_most_specific_template_comes_first():
      "report_stream_id=73, task_id=0, flip_num=0, fault kernel_name=te_superkernel_911c4c5214b52a01ea224923a6130b1ff"
      "609f8f8759f8dc118fe65b846e4573e, fault kernel info ext=none, program id=1, hash=9430089888170931922.",
      "device-runtime-error"),
+    # ACL (hicann/runtime src/acl/aclrt_impl acl.cpp / device.cpp): tests/data/field-corpus/d-008.yaml (DEV)
+    ("get device count failed, runtime result = 207004.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]",
+     "device-unavailable"),
+    ("open device 0 failed, runtime result = 107001.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]",
+     "device-unavailable"),
     # TorchAir's GE converters (Ascend/torchair fced8842 python/torchair/_ge_concrete_graph/ge_converter/aten/gru.py
     # raises this; its docs/zh/appendix/cases/graph_failed_cases.md quotes "torch.xxx ge_converter is not
     # implemented!"): an op name the catalogue never saw matches too, the op name being a placeholder
