@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Extract the error and warning messages of torch_npu, op-plugin, vllm-ascend, HCCL / HCOMM and MindSpore's Ascend
-backend into envcheck/kb/messages.yaml.
+"""Extract the error and warning messages of torch_npu, op-plugin, vllm-ascend, HCCL / HCOMM, MindSpore's Ascend
+backend, the CANN runtime / ACL, TorchAir and CANN's transformer operators into envcheck/kb/messages.yaml.
 
 Usage (needs local bare git mirrors; reads the refs named below, never builds or runs their code; not run by
 tests):
@@ -19,6 +19,10 @@ too big to mirror here). For each source repo at each of its refs (HEAD, or a pi
   torch_npu's ``ERRxxxxx`` code line, which the error-code dictionary reads). MindSpore's log streams
   (``MS_LOG(EXCEPTION|ERROR|WARNING) << ...;``, ``MS_EXCEPTION(XxxError) << ...;``): each ``<<`` operand that is
   only string literals is text, any other a placeholder; its ``#dmsg#`` / ``#umsg#`` section markers end the line.
+  TorchAir's ``TNG_LOG(ERROR|WARNING) << ...;`` likewise. The CANN runtime's and ACL's log and check-and-return
+  macros (RT_MACROS: the first all-literal argument is the printf format) and the operator libraries' OP_LOGE
+  family (OPS_MACROS: the second argument), each only for its own sources (RT_SOURCES, OPS_SOURCES), so that
+  the older sources' records stay as they were.
 * Python: ``raise XxxError(msg)``, ``warnings.warn(msg)`` and ``<logger>.error/warning/warn/exception/critical
   (msg)`` where msg is a literal, an f-string, ``"..." % x``, ``"...".format(x)`` or a ``+`` of those.
 
@@ -90,6 +94,22 @@ SOURCES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     # master of 2023-02-15 (2.0 development) and at v1.5.0 (2021), whose wordings users still paste
     "mindspore": ("mindspore-ai/mindspore", ("mindspore/ccsrc/plugin/device/ascend/", "mindspore/ccsrc/runtime/"),
                   ("9b65b907f96edf9a278f87e9ccab7d318aed310f", "v1.5.0")),
+    # the CANN runtime and ACL (gitcode.com/cann/runtime, on GitHub as hicann/runtime; open source since CANN 8.5):
+    # what a plog's RUNTIME / ASCENDCL lines and rtXxx / aclrtXxx failures say. Read at HEAD 681ef761 (2026-08-22)
+    # and at the first open-source release v8.5.0 (c741ed4f, 2026-01-21; its sources lie under src/runtime/feature/
+    # and it words many messages otherwise: "[drv api] halMemAlloc failed:size=..." before commit 7cd5a114
+    # "Rectification error massage" made them "Call driver api halMemAlloc failed, drvRetCode=...")
+    "runtime": ("hicann/runtime", ("src/runtime/", "src/acl/"), ("681ef7610df13c8128982901142a2c869ddbb53e", "v8.5.0")),
+    # TorchAir, torch.compile's NPU backend (graph mode: the GE converters, the ACL graph / npugraph_ex capture
+    # path, its C++ concrete graph and executors). Read at HEAD fced8842 (2026-06-01)
+    "torchair": ("Ascend/torchair", ("python/torchair/", "npugraph_ex/", "torchair/"),
+                 ("fced8842d149f16b587c2c867d427e4b766831ca",)),
+    # CANN's transformer operators (gitcode.com/cann/ops-transformer, on GitHub as hicann/ops-transformer):
+    # attention, FFN, grouped matmul, MoE routing, positional embedding and the MC2 matmul+collective fusions;
+    # what their aclnn argument checks, tiling and shape inference print when a call is refused (vllm-ascend's
+    # and MindIE's "aclnnXxx failed" details). Read at the mirror's HEAD c29bc106 (2025-11-15)
+    "ops_transformer": ("hicann/ops-transformer", ("attention/", "ffn/", "gmm/", "mc2/", "moe/", "posembedding/",
+                                                   "common/"), ("c29bc1069d3252c641e2aa059ec88f392d3f05ac",)),
 }
 # a repository whose own snapshot cannot be mirrored here is read from forks that hold its history, the first
 # that has the ref (the commit read is one of the repository's own: a git commit id names its whole tree):
@@ -206,6 +226,47 @@ ORIGINS: list[tuple[str, str, str | None]] = [
     # the rest (the kernel runtime mixes device set-up, dumps, profiling and data-sink advice; kernels, graph
     # optimisation and the graph scheduler): no definite category
     ("mindspore", r".", None),
+    # --- the CANN runtime (hicann/runtime) ---
+    # the execution engines (HWTS / STARS: submitting, completing and recycling tasks, task exceptions, device
+    # status during a run), the handlers of errors the device reports while running tasks (AI Core / AI CPU /
+    # SDMA errors, the fast ring buffer, core timeouts) and the AI CPU timeout monitor: device execution errors
+    # (at HEAD under src/runtime/core/, in v8.5.0 under src/runtime/feature/)
+    ("runtime", r"src/runtime/(core|feature)/(src|inc)/engine/|src/runtime/(core|feature)/src/device/(\w+/)?"
+                r"device_error_|src/runtime/(core|feature)/src/aicpu_timeout/", "device-runtime-error"),
+    # the rest (the API layer and ACL check arguments of every kind; the driver wrappers call memory, device,
+    # queue and IPC functions alike; streams, events, contexts and kernels also allocate resources and memory):
+    # no definite category, only what RT_KEYWORDS (or KEYWORDS) finds the message itself stating
+    ("runtime", r".", None),
+    # --- TorchAir (Ascend/torchair) ---
+    # the GE converters (one per ATen / custom op): an op, overload, dtype or argument the graph-mode conversion
+    # does not take (the collective converters, hcom_*, print advice on patching collectives: not claimed)
+    ("torchair", r"python/torchair/_ge_concrete_graph/ge_converter/(?!experimental/hcom_)", "op-unsupported"),
+    # the rest (graph capture, caching, configuration, passes, the C++ executors): no definite category
+    ("torchair", r".", None),
+    # --- ops-transformer (hicann/ops-transformer) ---
+    # an operator's host side (op_host/: the aclnn API's argument checks, tiling, shape inference), also the plain
+    # matmul ops MC2 vendors (mc2/3rd/<op>/op_host/): a dtype, shape, layout or attribute the operator does not
+    # take. MC2's shared code (mc2/common/: loading HCCL, topology, HCCL_BUFFSIZE) and the library's common/ are
+    # not claimed
+    ("ops_transformer", r"mc2/common/|common/", None),
+    ("ops_transformer", r"(attention|ffn|gmm|moe|posembedding|mc2)/(3rd/)?[^/]+/op_host/", "op-unsupported"),
+    ("ops_transformer", r".", None),
+]
+# (regex on the template, category): what a runtime / ACL message states itself, for the sources in RT_SOURCES
+# only, before KEYWORDS. The driver's device-memory allocation (halMemAlloc, the runtime's DevMemAlloc*) failing
+# is device memory running out (the runtime's own report of it is "rtMalloc ... driver error:out of memory",
+# ErrCode 207001); opening a device, counting the devices, or the device's heartbeat being lost, is the device
+# being unavailable; a task, kernel or stream failing, timing out or aborted while executing is a device runtime
+# error (an HCCL AI CPU task's is not claimed: a link or a peer's memory, the kb's collective faults)
+RT_KEYWORDS: list[tuple[str, str]] = [
+    (r"\b(halMemAlloc|DevMemAlloc\w*|DevMalloc)\b:? ?failed|\bDevice malloc failed", "out-of-memory"),
+    (r"(?i)\b(halDeviceOpen|drvDeviceOpen|DeviceOpen)\b:? ?failed|\bopen device\b.*\bfailed|"
+     r"lost heartbeat|DEV_RUNNING_DOWN|\bdrvGetDevNum failed|get device count failed|"
+     r"device count \{\} obtained from the driver is invalid", "device-unavailable"),
+    (r"(?i)^(?!.*hccl)(?:.*\btask exception\b|.*\btask execution failed|.*\btask execute failed|"
+     r".*\bkernel execute failed|.*\b(aicore|ai core|aicpu|ai cpu) (task |kernel )?(error|exception|timeout)|"
+     r".*\btask timeout|.*\bin (the )?abort (state|status|mode)|.*\bstream (synchronize|sync) failed)",
+     "device-runtime-error"),
 ]
 # sources whose own ORIGINS decide timeouts: in HCCL / HCOMM a timeout in a link set-up file is the connect
 # timeout (hccl-init), and a task-exception file's is already hccl-timeout, so the keyword re-claim below is off
@@ -238,9 +299,39 @@ CPP_MACROS = re.compile(r"\b(TORCH_CHECK_WITH|TORCH_CHECK|AT_ERROR|TORCH_NPU_WAR
                         r"TORCH_WARN|ASCEND_LOGE|ASCEND_LOGW|HCCL_ERROR|HCCL_WARNING|HCCL_RUN_WARNING)\s*\(")
 # macros whose first argument is a printf format (CANN's ASCEND_LOG*, HCCL's log.h: HCCL_ERROR(format, ...))
 PRINTF_MACROS = frozenset({"ASCEND_LOGE", "ASCEND_LOGW", "HCCL_ERROR", "HCCL_WARNING", "HCCL_RUN_WARNING"})
+# the CANN runtime's and ACL's log macros (hicann/runtime src/runtime/core/inc/base.hpp, common/
+# error_message_manage.hpp, src/acl/common/log_inner.h): RT_LOG(level, format, ...), RT_LOG_INNER_MSG /
+# RT_LOG_CALL_MSG, the check-and-return families (ERROR_RETURN(code, format, ...), COND_RETURN_ERROR(cond, code,
+# format, ...), COND_RETURN_ERROR_MSG_INNER, ERROR_GOTO_MSG_INNER, DRV_ERROR_PROCESS, ...), ACL_LOG_ERROR /
+# ACL_LOG_INNER_ERROR / ACL_LOG_CALL_ERROR / ACL_LOG_WARN(format, ...) and REPORT_INNER_ERROR / REPORT_CALL_ERROR
+# (code, format, ...): the format is the first argument made only of string literals (PRIu64-style macros
+# between them). Read only for the sources in RT_SOURCES
+RT_MACROS = re.compile(r"\b(RT_LOG\w*|ACL_LOG_\w+|REPORT_(?:INNER|CALL)_ERROR|(?:COND|ERROR|DRV)_\w+|"
+                       r"STREAM_REPORT_ERR_MSG)\s*\(")
+# ... but not those at info / debug / event level, nor those whose literal arguments are the parameters of a
+# message kept in an error-code table (RT_LOG_OUTER_MSG_IMPL(ErrorCode::EE1021, "thread", "pthread_setname_np");
+# RT_LOG_OUTER_MSG(code, format, ...) itself has a format)
+RT_SKIP = re.compile(r"INFO|DEBUG|EVENT|NORMAL|NOLOG|OUTER|IMPL|FUNC|PARAM|ALLOC_FAILED|CONTEXT|CAPTURE|FLUSH|"
+                     r"STDOUT|NULL_PTR")
+_RT_FORMAT = re.compile(r'\s*(?:(?:(?:u8|L|u|U)?"(?:[^"\\]|\\.)*"|PRI[diouxX](?:8|16|32|64|PTR|MAX))\s*)+')
+RT_SOURCES = frozenset({"runtime"})
+# CANN operator libraries' log macros (hicann/ops-transformer common/ and the ops' op_host/: OP_LOGE(opName,
+# format, ...), OP_LOGW, OPS_LOG_E / OPS_LOG_W, OPS_REPORT_VECTOR_INNER_ERR / OPS_REPORT_CUBE_INNER_ERR /
+# CUBE_INNER_ERR_REPORT / VECTOR_INNER_ERR_REPORT_TILING(opName, format, ...)): the format is the second argument
+# (the first names the op or the aclnn error code); debug / info levels (OP_LOGD, OP_LOGI) are no messages.
+# Read only for the sources in OPS_SOURCES
+OPS_MACROS = re.compile(r"\b(OP_LOGE|OP_LOGW|OPS_LOG_E|OPS_LOG_W|OP_LOGE_WITHOUT_REPORT|"
+                        r"OPS_REPORT_(?:VECTOR|CUBE)_INNER_ERR|CUBE_INNER_ERR_REPORT|VECTOR_INNER_ERR_REPORT_TILI?ING)\s*\(")
+OPS_SOURCES = frozenset({"ops_transformer"})
 # MindSpore's log streams (mindspore/core/utils/log_adapter.h): MS_LOG(EXCEPTION) << "..." << x;,
 # MS_EXCEPTION(TypeError) << ...; and MS_LOG(ERROR|WARNING) << ...
 MS_STREAM = re.compile(r"\b(?:MS_LOG\((EXCEPTION|INTERNAL_EXCEPTION|ERROR|WARNING)\)|MS_EXCEPTION\((\w+)\))\s*<<")
+# TorchAir's C++ log streams (torchair/include/logger.h): TNG_LOG(ERROR|WARNING) << ...; read for "torchair" only
+TNG_STREAM = re.compile(r"\bTNG_LOG\((ERROR|WARNING)\)\s*<<")
+# TorchAir's converters name the op they convert in each message ("torch.ops.aten.gru.input ge_converter is not
+# implemented!", one file per op): the op name is a placeholder, so that the message is one template
+OP_NAME = re.compile(r"\btorch\.ops\.(\w+)\.\w+(?:\.\w+)?")
+OP_NAME_SOURCES = frozenset({"torchair"})
 # MindSpore's message-section markers (#umsg#title#umsg#, #dmsg#title#dmsg#) start a new section of the printed message
 _MS_SECTION = re.compile(r"#[ud]msg#")
 _CODE_MACRO = re.compile(r"^\w+_ERROR\s*\(")  # PTA_ERROR(ErrCode::...), OPS_ERROR(...), PROF_ERROR(...)
@@ -401,6 +492,50 @@ def cpp_messages(text: str) -> Iterator[tuple[str, str, int]]:
         yield msg, level, text.count("\n", 0, m.start()) + 1
 
 
+def rt_messages(text: str) -> Iterator[tuple[str, str, int]]:
+    """(template text, level, line) of each CANN runtime / ACL log macro call (RT_MACROS): its printf format
+    (the first all-literal argument), conversions turned into ``{}``. A call at info / debug / event level
+    (``RT_LOG(RT_LOG_INFO, ...)``) is no message."""
+    for m in RT_MACROS.finditer(text):
+        name = m.group(1)
+        if name != "RT_LOG_OUTER_MSG" and RT_SKIP.search(name):
+            continue
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if text[line_start:m.start()].lstrip().startswith("#"):
+            continue  # a #define
+        args = _call_args(text, m.end() - 1)
+        if not args:
+            continue
+        k = next((i for i, a in enumerate(args) if _RT_FORMAT.fullmatch(a) and '"' in a), -1)
+        if k < 0:
+            continue
+        before = " ".join(args[:k])
+        if re.search(r"\b(RT_LOG_|DLOG_)(INFO|DEBUG|EVENT)\b", before):
+            continue
+        fmt = re.sub(r"\bPRI([diouxX])\w*", r'"ll\1"', args[k])
+        msg = _PRINTF.sub("{}", _cpp_unescape("".join(_CPP_STR.findall(fmt))))
+        level = "warning" if "WARN" in name or "WARN" in before else "error"
+        yield msg, level, text.count("\n", 0, m.start()) + 1
+
+
+def ops_messages(text: str) -> Iterator[tuple[str, str, int]]:
+    """(template text, level, line) of each operator-library log macro call (OPS_MACROS): its printf format (the
+    second argument, or the only one), conversions turned into ``{}``."""
+    for m in OPS_MACROS.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if text[line_start:m.start()].lstrip().startswith("#"):
+            continue  # a #define
+        args = _call_args(text, m.end() - 1)
+        if not args:
+            continue
+        fmt = args[1] if len(args) > 1 else args[0]
+        if not (_RT_FORMAT.fullmatch(fmt) and '"' in fmt):
+            continue
+        fmt = re.sub(r"\bPRI([diouxX])\w*", r'"ll\1"', fmt)
+        msg = _PRINTF.sub("{}", _cpp_unescape("".join(_CPP_STR.findall(fmt))))
+        yield msg, "warning" if "W" in m.group(1).rsplit("_", 1)[-1] else "error", text.count("\n", 0, m.start()) + 1
+
+
 def _split_shift(expr: str) -> list[str]:
     """The operands of a chain of top-level ``<<`` (strings, chars and brackets skipped)."""
     parts, cur, depth, i, n = [], [], 0, 0, len(expr)
@@ -426,11 +561,12 @@ def _split_shift(expr: str) -> list[str]:
     return parts
 
 
-def ms_messages(text: str) -> Iterator[tuple[str, str, int]]:
+def ms_messages(text: str, stream: re.Pattern[str] = MS_STREAM) -> Iterator[tuple[str, str, int]]:
     """(template text, level, line) of each MindSpore log stream: ``MS_LOG(EXCEPTION) << "Malloc device memory
     failed, size[" << size << "]";`` gives ``Malloc device memory failed, size[{}]``. An operand that is only
-    string literals is text (``std::endl`` a line break), any other a placeholder."""
-    for m in MS_STREAM.finditer(text):
+    string literals is text (``std::endl`` a line break), any other a placeholder. `stream`: another program's
+    log streams of the same shape (TNG_STREAM)."""
+    for m in stream.finditer(text):
         line_start = text.rfind("\n", 0, m.start()) + 1
         if text[line_start:m.start()].lstrip().startswith("#"):
             continue  # inside a #define
@@ -548,6 +684,10 @@ def categorise(source: str, path: str, template: str) -> str | None:
         if sid == source and re.match(rx, path):
             cat = c
             break
+    if source in RT_SOURCES:
+        for rx, c in RT_KEYWORDS:
+            if re.search(rx, template):
+                return c
     for scope, rx, c in KEYWORDS:
         if c == "hccl-timeout" and source in OWN_TIMEOUTS:
             continue
@@ -556,8 +696,12 @@ def categorise(source: str, path: str, template: str) -> str | None:
     return cat
 
 
-def kb_entries_for(records: list[dict]) -> None:
-    """Fill `entries`: kb entries whose pattern matches the template, or with a pattern example it matches."""
+def kb_entries_for(records: list[dict], strict: bool = False) -> None:
+    """Fill `entries`: kb entries whose pattern matches the template, or with a pattern example it matches.
+    `strict` (the sources in RT_SOURCES): entries found only through an example or Symptom line that is an
+    instance of the template do not overrule the template's own category when theirs differs: the example's
+    cause may lie in what the program inserts (the runtime's "Aicpu kernel execute failed, ... fault
+    kernel_name={}" quoted by an entry for a GetNext data-queue kernel is any AI CPU kernel's failure)."""
     from envcheck.kb.entries import load_kb
     from envcheck.kb.match import kb_matcher
     from envcheck.kb.messages import Message, MessageBook, build_index
@@ -577,8 +721,11 @@ def kb_entries_for(records: list[dict]) -> None:
     cat_of = {e.id: e.category for e in kb.entries}
     for i, r in enumerate(records):
         sample = re.sub(r"\{\}", "1", r["template"])
-        ids = found.get(i, set()) | {rule.entry_id for rule in matcher.match_line(sample) if rule.kind == "pattern"}
+        own = {rule.entry_id for rule in matcher.match_line(sample) if rule.kind == "pattern"}
+        ids = found.get(i, set()) | own
         cats = {cat_of[x] for x in ids}
+        if strict and not own and cats != {r["category"]}:
+            continue
         if len(cats) == 1:
             # the kb's diagnosis of this very message is more specific than its subsystem (a torch_npu
             # device-init message that fork-npu-reinit files under data-pipeline)
@@ -606,9 +753,14 @@ def extract(mirrors: Path) -> dict:
                      and p.endswith((".py", ".cpp", ".h", ".hpp", ".cc"))]
             records: list[dict] = []
             for path, text in read_files(gitdir, commit, paths):
-                found = py_messages(text) if path.endswith(".py") else chain(cpp_messages(text), ms_messages(text))
+                found = (py_messages(text) if path.endswith(".py") else
+                         chain(cpp_messages(text), ms_messages(text), rt_messages(text) if sid in RT_SOURCES else (),
+                               ms_messages(text, TNG_STREAM) if sid == "torchair" else (),
+                               ops_messages(text) if sid in OPS_SOURCES else ()))
                 for raw, level, _line in found:
                     t = normalise(raw)
+                    if sid in OP_NAME_SOURCES:
+                        t = OP_NAME.sub(r"torch.ops.\1.{}", t)
                     if not t or chunks(t) in seen or not distinctive(t):
                         continue
                     cat = categorise(sid, path, t)
@@ -617,7 +769,7 @@ def extract(mirrors: Path) -> dict:
                     assert cat in CATEGORY_IDS, cat
                     seen.add(chunks(t))
                     records.append({"template": t, "origin": path, "category": cat, "level": level})
-            kb_entries_for(records)
+            kb_entries_for(records, strict=sid in RT_SOURCES)
             key = sid if ref == refs[0] else f"{sid} {ref}"
             out["sources"][key] = {"repo": repo, "commit": commit, "ref": ref, "messages": records}
             counts = Counter(r["category"] for r in records)

@@ -20,7 +20,7 @@ from envcheck.kb.messages import (
 from envcheck.kb.taxonomy import CATEGORY_IDS
 
 REPOS = {"Ascend/pytorch", "Ascend/op-plugin", "vllm-project/vllm-ascend", "hicann/hccl", "hicann/hcomm",
-         "mindspore-ai/mindspore"}
+         "mindspore-ai/mindspore", "hicann/runtime", "Ascend/torchair", "hicann/ops-transformer"}
 
 
 def _book(*records: dict, repo: str = "Ascend/pytorch") -> msgs.MessageBook:
@@ -167,6 +167,28 @@ def test_the_most_specific_template_comes_first():
     # error-catalogue.md OM-08: MindSpore's graph-scheduler actors
     ("RuntimeError: Device(id:0) memory isn't enough and alloc failed, kernel name: Default/network-WithLossCell/"
      "MatMul-op1, alloc size: 1073741824B.", "out-of-memory"),
+    # the CANN runtime (hicann/runtime v8.5.0 davinci_kernel_task.cc): tests/data/diagnose/mined/hist-torch.yaml
+    # (Ascend/torchair docs/zh/appendix/cases/superkernel_cases.md)
+    ("[ERROR] RUNTIME(1567697,python3):2026-03-28-11:32:18.888.239 [davinci_kernel_task.cc:1639]1568661 "
+     "PrintErrorInfoForDavinciTask:[DFX_INFO]Aicore kernel execute failed, device_id=0, stream_id=70, "
+     "report_stream_id=73, task_id=0, flip_num=0, fault kernel_name=te_superkernel_911c4c5214b52a01ea224923a6130b1ff"
+     "609f8f8759f8dc118fe65b846e4573e, fault kernel info ext=none, program id=1, hash=9430089888170931922.",
+     "device-runtime-error"),
+    # ACL (hicann/runtime src/acl/aclrt_impl acl.cpp / device.cpp): tests/data/field-corpus/d-008.yaml (DEV)
+    ("get device count failed, runtime result = 207004.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]",
+     "device-unavailable"),
+    ("open device 0 failed, runtime result = 107001.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]",
+     "device-unavailable"),
+    # TorchAir's GE converters (Ascend/torchair fced8842 python/torchair/_ge_concrete_graph/ge_converter/aten/gru.py
+    # raises this; its docs/zh/appendix/cases/graph_failed_cases.md quotes "torch.xxx ge_converter is not
+    # implemented!"): an op name the catalogue never saw matches too, the op name being a placeholder
+    ("NotImplementedError: torch.ops.aten.gru.input ge_converter is not implemented!", "op-unsupported"),
+    ("NotImplementedError: torch.ops.aten.no_such_op.default ge_converter is not implemented!", "op-unsupported"),
+    # ops-transformer's prompt_flash_attention tiling check: tests/data/diagnose/mined/torchnpu.yaml
+    # (vllm-project/vllm-ascend#9632)
+    ("E89999[PID: 11276] 2026-05-26-16:53:01.891.272 (E89999): When layout is TND, queryD(256), keyD(256) and "
+     "valueD(256) must be same equal 192/128/64, or queryD and keyD equal 192 and valueD equal 128.[FUNC:"
+     "CheckInputShapeWhenLayoutIsTND][FILE:prompt_flash_attention_tiling.cpp][LINE:3682]", "op-unsupported"),
     # tests/data/field-corpus/b-001.yaml (DEV)
     ("Error:RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.96 GiB total capacity; 55.91 GiB "
      "already allocated; 55.91 GiB current active; 1.80 GiB free; 58.73 GiB reserved in total by PyTorch) If "
@@ -357,3 +379,113 @@ def test_generator_categorises_by_origin_then_by_what_the_message_states():
     assert not x.distinctive("invalid value {}")
     assert not x.distinctive("{}:{}:{} NPU function error: {}, error code is {}")
     assert x.distinctive("Failed to find function {}, maybe you cann version is too low")
+
+
+def test_generator_reads_the_cann_runtime_log_macros():
+    x = _script()
+    src = '''
+    #define ERROR_RETURN(ERRCODE, format, ...) COND_RETURN_ERROR((ERRCODE) != RT_ERROR_NONE, ERRCODE, format)
+    RT_LOG(RT_LOG_ERROR, "Task exception! device_id=%u, stream_id=%d, task_id=%" PRIu64 ".", dev, sid, tid);
+    RT_LOG(RT_LOG_WARNING, "[drv api] halMemAlloc failed:size=%" PRIu64 "(bytes), drvRetCode=%d.", size, ret);
+    RT_LOG(RT_LOG_INFO, "an info line is no message, stream_id=%d", sid);
+    COND_RETURN_ERROR_MSG_INNER(error != RT_ERROR_NONE, error, "Failed to create slave stream, retCode=%#x.", error);
+    ACL_LOG_INNER_ERROR("[Check][Item]TensorDatasetDeserializes alloc failed");
+    RT_LOG_OUTER_MSG(RT_AICPU_TIMEOUT_ERROR, "Aicpu kernel execute failed, device_id=%u", dev);
+    RT_LOG_OUTER_MSG_IMPL(ErrorCode::EE1023, "Alloc Stream resource", "Too many streams are created");
+    COND_RETURN_WITH_NOLOG(ptr == nullptr, RT_ERROR_INVALID_VALUE);
+    '''
+    got = {(x.normalise(m), level) for m, level, _ in x.rt_messages(src)}
+    assert got == {("Task exception! device_id={}, stream_id={}, task_id={}.", "error"),
+                   ("[drv api] halMemAlloc failed:size={}(bytes), drvRetCode={}.", "warning"),
+                   ("Failed to create slave stream, retCode={}.", "error"),
+                   ("[Check][Item]TensorDatasetDeserializes alloc failed", "error"),
+                   ("Aicpu kernel execute failed, device_id={}", "error")}
+    # the other sources are read without them: their records stay as they were
+    assert not list(x.cpp_messages(src.replace("#define", "")))
+
+
+def test_generator_categorises_the_cann_runtime_conservatively():
+    x = _script()
+    # the execution engines and the device's error reports: execution errors, at HEAD and in v8.5.0's layout
+    assert x.categorise("runtime", "src/runtime/core/src/engine/hwts/hwts_engine.cc",
+                        "Task exception! device_id={}, stream_id={}, task_id={}") == "device-runtime-error"
+    assert x.categorise("runtime", "src/runtime/feature/src/device/device_error_proc.cc",
+                        "Get sdma mte error=0x{}, cqeStatus=0x{}.") == "device-runtime-error"
+    # the rest claims only what the message states
+    assert x.categorise("runtime", "src/runtime/core/src/stream/stream.cc",
+                        "Alloc sq cq failed, stream_id={}, retCode={}.") is None
+    assert x.categorise("runtime", "src/runtime/core/src/kernel/kernel.cc", "Add kernel failed, retCode={}.") is None
+    assert x.categorise("runtime", "src/runtime/driver/npu_driver_mem.cc",
+                        "Call driver api halMemAlloc failed, drvRetCode={}, size={}(bytes).") == "out-of-memory"
+    assert x.categorise("runtime", "src/runtime/driver/npu_driver_mem.cc",
+                        "Call driver api halMemAdvise failed, drvRetCode={}, drvDevId={}.") is None
+    assert x.categorise("runtime", "src/runtime/driver/npu_driver.cc",
+                        "Call driver api halDeviceOpen failed, drvRetCode={}, drvDevId={}.") == "device-unavailable"
+    assert x.categorise("runtime", "src/runtime/core/src/task/task_manager.cc",
+                        "Task execution failed, device_id={}, stream_id={}") == "device-runtime-error"
+    # an HCCL AI CPU task's error is a link's or a peer's: not claimed as the device's
+    assert x.categorise("runtime", "src/runtime/core/src/task/task_info/notify_task.cc",
+                        "hccl aicpu task error is link error, device_id={}, stream_id={}") is None
+    # the runtime's keywords are its own: another source's message is not re-claimed by them
+    assert x.categorise("torch_npu", "torch_npu/_inductor/x.py", "Task execution failed, device_id={}") is None
+
+
+def test_a_generic_runtime_line_is_no_message():
+    # the runtime's wrappers print "... failed, retCode=..." for any failed call: no template claims such a line
+    assert lookup("[ERROR] RUNTIME(1234,python):2025-01-01-00:00:00.000.000 [stream.cc:1093] 1234 GetError: "
+                  "report error") == []
+    assert lookup("rtStreamSynchronize failed, retCode=0x7150050") == []
+
+
+def test_generator_reads_torchair_log_streams_and_makes_its_op_names_placeholders():
+    x = _script()
+    src = '''
+    TNG_LOG(ERROR) << "The dim size of Ascend GE graph NetOutput: [" << d << "] is not equal to FX graph NetOutput";
+    TNG_LOG(DEBUG) << "FX graph NetOutput shapes is : " << s;
+    '''
+    got = {(x.normalise(m), level) for m, level, _ in x.ms_messages(src, x.TNG_STREAM)}
+    assert got == {("The dim size of Ascend GE graph NetOutput: [{}] is not equal to FX graph NetOutput", "error")}
+    assert not list(x.ms_messages(src))  # MindSpore's streams are another macro
+    line = "When pad is Tensor, torch.ops.aten.constant_pad_nd.default ge_converter is not implemented!"
+    want = "When pad is Tensor, torch.ops.aten.{} ge_converter is not implemented!"
+    assert x.OP_NAME.sub(r"torch.ops.\1.{}", line) == want
+    assert x.categorise("torchair", "python/torchair/_ge_concrete_graph/ge_converter/aten/gru.py",
+                        "torch.ops.aten.{} ge_converter is not implemented!") == "op-unsupported"
+    # the collective converters advise on patching collectives; graph capture and caching say nothing definite
+    assert x.categorise("torchair", "python/torchair/_ge_concrete_graph/ge_converter/experimental/hcom_allgather.py",
+                        "When you enable torch.compile or use the cache_compile feature, use the patch_for_hcom "
+                        "interface") is None
+    assert x.categorise("torchair", "python/torchair/_acl_concrete_graph/acl_graph.py",
+                        "Invalid graph pool handle type, got value={}, type={}") is None
+
+
+def test_a_generic_torchair_line_is_no_message():
+    assert lookup("NotImplementedError: ge_converter is not implemented") == []
+
+
+def test_generator_reads_operator_library_log_macros():
+    x = _script()
+    src = '''
+    OP_LOGE(opName_, "[%s] the dim number of %s is 0.", funcName.c_str(), name_.c_str());
+    OP_LOGE(
+        ACLNN_ERR_PARAM_INVALID,
+        "when weight's dtype is [int4], weight's format is [FRACTAL_NZ], antiquantGroupSize should be "
+        "%ld or %ld, but actual antiquantGroupSize is [%d].",
+        ANTIQUANT_GRP_SIZE128, ANTIQUANT_GRP_SIZE64, antiquantGroupSize);
+    OP_LOGW(context->GetNodeName(), "preTokens[%" PRId64 "] will be reset max int value.", pre);
+    OP_LOGD(opName, "a debug line is no message %d", n);
+    OP_TILING_CHECK(ctx == nullptr, CUBE_INNER_ERR_REPORT("BatchMatMulV3", "context is null"), return ge::GRAPH_FAILED);
+    '''
+    got = {(x.normalise(m), level) for m, level, _ in x.ops_messages(src)}
+    assert got == {("[{}] the dim number of {} is 0.", "error"),
+                   ("when weight's dtype is [int4], weight's format is [FRACTAL_NZ], antiquantGroupSize should be "
+                    "{} or {}, but actual antiquantGroupSize is [{}].", "error"),
+                   ("preTokens[{}] will be reset max int value.", "warning"),
+                   ("context is null", "error")}
+    assert x.categorise("ops_transformer", "attention/prompt_flash_attention/op_host/prompt_flash_attention_tiling.cpp",
+                        "When layout is {}, queryD({}) must be same equal 192/128/64") == "op-unsupported"
+    assert x.categorise("ops_transformer", "mc2/3rd/weight_quant_batch_matmul_v2/op_host/op_api/aclnn_weight_quant_"
+                        "batch_matmul_v2.cpp", "antiquantGroupSize should be an integer multiple of 32") == \
+        "op-unsupported"
+    # MC2's shared code loads HCCL and reads HCCL_BUFFSIZE: not claimed as an operator's refusal
+    assert x.categorise("ops_transformer", "mc2/common/src/mc2_hcom_topo_info.cpp", "Load lib hccl failed.") is None
