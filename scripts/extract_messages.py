@@ -104,12 +104,6 @@ SOURCES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     # path, its C++ concrete graph and executors). Read at HEAD fced8842 (2026-06-01)
     "torchair": ("Ascend/torchair", ("python/torchair/", "npugraph_ex/", "torchair/"),
                  ("fced8842d149f16b587c2c867d427e4b766831ca",)),
-    # CANN's transformer operators (gitcode.com/cann/ops-transformer, on GitHub as hicann/ops-transformer):
-    # attention, FFN, grouped matmul, MoE routing, positional embedding and the MC2 matmul+collective fusions;
-    # what their aclnn argument checks, tiling and shape inference print when a call is refused (vllm-ascend's
-    # and MindIE's "aclnnXxx failed" details). Read at the mirror's HEAD c29bc106 (2025-11-15)
-    "ops_transformer": ("hicann/ops-transformer", ("attention/", "ffn/", "gmm/", "mc2/", "moe/", "posembedding/",
-                                                   "common/"), ("c29bc1069d3252c641e2aa059ec88f392d3f05ac",)),
 }
 # a repository whose own snapshot cannot be mirrored here is read from forks that hold its history, the first
 # that has the ref (the commit read is one of the repository's own: a git commit id names its whole tree):
@@ -243,14 +237,6 @@ ORIGINS: list[tuple[str, str, str | None]] = [
     ("torchair", r"python/torchair/_ge_concrete_graph/ge_converter/(?!experimental/hcom_)", "op-unsupported"),
     # the rest (graph capture, caching, configuration, passes, the C++ executors): no definite category
     ("torchair", r".", None),
-    # --- ops-transformer (hicann/ops-transformer) ---
-    # an operator's host side (op_host/: the aclnn API's argument checks, tiling, shape inference), also the plain
-    # matmul ops MC2 vendors (mc2/3rd/<op>/op_host/): a dtype, shape, layout or attribute the operator does not
-    # take. MC2's shared code (mc2/common/: loading HCCL, topology, HCCL_BUFFSIZE) and the library's common/ are
-    # not claimed
-    ("ops_transformer", r"mc2/common/|common/", None),
-    ("ops_transformer", r"(attention|ffn|gmm|moe|posembedding|mc2)/(3rd/)?[^/]+/op_host/", "op-unsupported"),
-    ("ops_transformer", r".", None),
 ]
 # (regex on the template, category): what a runtime / ACL message states itself, for the sources in RT_SOURCES
 # only, before KEYWORDS. The driver's device-memory allocation (halMemAlloc, the runtime's DevMemAlloc*) failing
@@ -315,14 +301,6 @@ RT_SKIP = re.compile(r"INFO|DEBUG|EVENT|NORMAL|NOLOG|OUTER|IMPL|FUNC|PARAM|ALLOC
                      r"STDOUT|NULL_PTR")
 _RT_FORMAT = re.compile(r'\s*(?:(?:(?:u8|L|u|U)?"(?:[^"\\]|\\.)*"|PRI[diouxX](?:8|16|32|64|PTR|MAX))\s*)+')
 RT_SOURCES = frozenset({"runtime"})
-# CANN operator libraries' log macros (hicann/ops-transformer common/ and the ops' op_host/: OP_LOGE(opName,
-# format, ...), OP_LOGW, OPS_LOG_E / OPS_LOG_W, OPS_REPORT_VECTOR_INNER_ERR / OPS_REPORT_CUBE_INNER_ERR /
-# CUBE_INNER_ERR_REPORT / VECTOR_INNER_ERR_REPORT_TILING(opName, format, ...)): the format is the second argument
-# (the first names the op or the aclnn error code); debug / info levels (OP_LOGD, OP_LOGI) are no messages.
-# Read only for the sources in OPS_SOURCES
-OPS_MACROS = re.compile(r"\b(OP_LOGE|OP_LOGW|OPS_LOG_E|OPS_LOG_W|OP_LOGE_WITHOUT_REPORT|"
-                        r"OPS_REPORT_(?:VECTOR|CUBE)_INNER_ERR|CUBE_INNER_ERR_REPORT|VECTOR_INNER_ERR_REPORT_TILI?ING)\s*\(")
-OPS_SOURCES = frozenset({"ops_transformer"})
 # MindSpore's log streams (mindspore/core/utils/log_adapter.h): MS_LOG(EXCEPTION) << "..." << x;,
 # MS_EXCEPTION(TypeError) << ...; and MS_LOG(ERROR|WARNING) << ...
 MS_STREAM = re.compile(r"\b(?:MS_LOG\((EXCEPTION|INTERNAL_EXCEPTION|ERROR|WARNING)\)|MS_EXCEPTION\((\w+)\))\s*<<")
@@ -516,24 +494,6 @@ def rt_messages(text: str) -> Iterator[tuple[str, str, int]]:
         msg = _PRINTF.sub("{}", _cpp_unescape("".join(_CPP_STR.findall(fmt))))
         level = "warning" if "WARN" in name or "WARN" in before else "error"
         yield msg, level, text.count("\n", 0, m.start()) + 1
-
-
-def ops_messages(text: str) -> Iterator[tuple[str, str, int]]:
-    """(template text, level, line) of each operator-library log macro call (OPS_MACROS): its printf format (the
-    second argument, or the only one), conversions turned into ``{}``."""
-    for m in OPS_MACROS.finditer(text):
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if text[line_start:m.start()].lstrip().startswith("#"):
-            continue  # a #define
-        args = _call_args(text, m.end() - 1)
-        if not args:
-            continue
-        fmt = args[1] if len(args) > 1 else args[0]
-        if not (_RT_FORMAT.fullmatch(fmt) and '"' in fmt):
-            continue
-        fmt = re.sub(r"\bPRI([diouxX])\w*", r'"ll\1"', fmt)
-        msg = _PRINTF.sub("{}", _cpp_unescape("".join(_CPP_STR.findall(fmt))))
-        yield msg, "warning" if "W" in m.group(1).rsplit("_", 1)[-1] else "error", text.count("\n", 0, m.start()) + 1
 
 
 def _split_shift(expr: str) -> list[str]:
@@ -755,8 +715,7 @@ def extract(mirrors: Path) -> dict:
             for path, text in read_files(gitdir, commit, paths):
                 found = (py_messages(text) if path.endswith(".py") else
                          chain(cpp_messages(text), ms_messages(text), rt_messages(text) if sid in RT_SOURCES else (),
-                               ms_messages(text, TNG_STREAM) if sid == "torchair" else (),
-                               ops_messages(text) if sid in OPS_SOURCES else ()))
+                               ms_messages(text, TNG_STREAM) if sid == "torchair" else ()))
                 for raw, level, _line in found:
                     t = normalise(raw)
                     if sid in OP_NAME_SOURCES:

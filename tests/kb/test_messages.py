@@ -20,7 +20,7 @@ from envcheck.kb.messages import (
 from envcheck.kb.taxonomy import CATEGORY_IDS
 
 REPOS = {"Ascend/pytorch", "Ascend/op-plugin", "vllm-project/vllm-ascend", "hicann/hccl", "hicann/hcomm",
-         "mindspore-ai/mindspore", "hicann/runtime", "Ascend/torchair", "hicann/ops-transformer"}
+         "mindspore-ai/mindspore", "hicann/runtime", "Ascend/torchair"}
 
 
 def _book(*records: dict, repo: str = "Ascend/pytorch") -> msgs.MessageBook:
@@ -184,11 +184,6 @@ def test_the_most_specific_template_comes_first():
     # implemented!"): an op name the catalogue never saw matches too, the op name being a placeholder
     ("NotImplementedError: torch.ops.aten.gru.input ge_converter is not implemented!", "op-unsupported"),
     ("NotImplementedError: torch.ops.aten.no_such_op.default ge_converter is not implemented!", "op-unsupported"),
-    # ops-transformer's prompt_flash_attention tiling check: tests/data/diagnose/mined/torchnpu.yaml
-    # (vllm-project/vllm-ascend#9632)
-    ("E89999[PID: 11276] 2026-05-26-16:53:01.891.272 (E89999): When layout is TND, queryD(256), keyD(256) and "
-     "valueD(256) must be same equal 192/128/64, or queryD and keyD equal 192 and valueD equal 128.[FUNC:"
-     "CheckInputShapeWhenLayoutIsTND][FILE:prompt_flash_attention_tiling.cpp][LINE:3682]", "op-unsupported"),
     # tests/data/field-corpus/b-001.yaml (DEV)
     ("Error:RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.96 GiB total capacity; 55.91 GiB "
      "already allocated; 55.91 GiB current active; 1.80 GiB free; 58.73 GiB reserved in total by PyTorch) If "
@@ -461,31 +456,3 @@ def test_generator_reads_torchair_log_streams_and_makes_its_op_names_placeholder
 
 def test_a_generic_torchair_line_is_no_message():
     assert lookup("NotImplementedError: ge_converter is not implemented") == []
-
-
-def test_generator_reads_operator_library_log_macros():
-    x = _script()
-    src = '''
-    OP_LOGE(opName_, "[%s] the dim number of %s is 0.", funcName.c_str(), name_.c_str());
-    OP_LOGE(
-        ACLNN_ERR_PARAM_INVALID,
-        "when weight's dtype is [int4], weight's format is [FRACTAL_NZ], antiquantGroupSize should be "
-        "%ld or %ld, but actual antiquantGroupSize is [%d].",
-        ANTIQUANT_GRP_SIZE128, ANTIQUANT_GRP_SIZE64, antiquantGroupSize);
-    OP_LOGW(context->GetNodeName(), "preTokens[%" PRId64 "] will be reset max int value.", pre);
-    OP_LOGD(opName, "a debug line is no message %d", n);
-    OP_TILING_CHECK(ctx == nullptr, CUBE_INNER_ERR_REPORT("BatchMatMulV3", "context is null"), return ge::GRAPH_FAILED);
-    '''
-    got = {(x.normalise(m), level) for m, level, _ in x.ops_messages(src)}
-    assert got == {("[{}] the dim number of {} is 0.", "error"),
-                   ("when weight's dtype is [int4], weight's format is [FRACTAL_NZ], antiquantGroupSize should be "
-                    "{} or {}, but actual antiquantGroupSize is [{}].", "error"),
-                   ("preTokens[{}] will be reset max int value.", "warning"),
-                   ("context is null", "error")}
-    assert x.categorise("ops_transformer", "attention/prompt_flash_attention/op_host/prompt_flash_attention_tiling.cpp",
-                        "When layout is {}, queryD({}) must be same equal 192/128/64") == "op-unsupported"
-    assert x.categorise("ops_transformer", "mc2/3rd/weight_quant_batch_matmul_v2/op_host/op_api/aclnn_weight_quant_"
-                        "batch_matmul_v2.cpp", "antiquantGroupSize should be an integer multiple of 32") == \
-        "op-unsupported"
-    # MC2's shared code loads HCCL and reads HCCL_BUFFSIZE: not claimed as an operator's refusal
-    assert x.categorise("ops_transformer", "mc2/common/src/mc2_hcom_topo_info.cpp", "Load lib hccl failed.") is None
