@@ -18,7 +18,10 @@ targets. Sourced kb entries are kept or dropped on their merits, judged on the d
 of the paraphrases, never to protect a floor; a landing sets the floor to what it reaches. Twice so far that
 was lower than before (EVAL_FLOORS, "a-j": 40 FAQ-sourced entries cost 3 of 81 excerpts, inside the 95 %
 interval; "a-k" / "a-l" top 3 in session 5: one excerpt each; keeping a floor would have meant choosing
-knowledge by the eval half). The issue's targets are
+knowledge by the eval half). Session 6 is the third: its landing (120 mined lines, 15 entries, judged on the dev
+half, the tune paraphrases and the mined lines) reached one excerpt fewer on category for A-K, A-L and A-M and one
+more on top 3 for each; the dev half's category also fell, 107 -> 105 of 119, through `likely` near-ties that move
+when new entries change the search index's word statistics. The issue's targets are
 90 % (a) and 80 % (b); they are not reached (see the closing note of issue 11).
 """
 from __future__ import annotations
@@ -46,19 +49,21 @@ EVAL_FLOORS = {
     # parts A-J: 54/81 and 37/64 when part J landed (floors 0.66 / 0.57); 51/81 and 37/64 after the kb grew by
     # 40 entries from the projects' FAQs (session 3): the category floor went down to what that landing reached
     # (floors 0.62 / 0.57); 57/81 and 38/64 after 246 mined lines taught the kb (session 4); 58/81 and 38/64 after
-    # 176 more (session 5)
-    "a-j": (0.71, 0.59),
+    # 176 more (session 5); 58/81 and 39/64 after 120 more (session 6)
+    "a-j": (0.71, 0.60),
     # parts A-K: 59/94 and 40/68 when part K landed; 65/94 and 41/68 in session 4; 65/94 and 40/68 in session 5
-    # (the top-3 floor went down by that one excerpt, what the landing reached)
-    "a-k": (0.69, 0.58),
+    # (the top-3 floor went down by that one excerpt, what the landing reached); 64/94 and 41/68 in session 6 (the
+    # category floor down by one excerpt)
+    "a-k": (0.68, 0.60),
     # parts A-L: 62/99 and 42/72 when part L landed (its 5 eval excerpts: 3/5, 2/4); 68/99 and 43/72 in session 4;
-    # 69/99 and 42/72 in session 5 (top-3 floor down by one excerpt, as for A-K)
-    "a-l": (0.69, 0.58),
+    # 69/99 and 42/72 in session 5 (top-3 floor down by one excerpt, as for A-K); 68/99 and 43/72 in session 6
+    # (category floor down by one excerpt)
+    "a-l": (0.68, 0.59),
     # parts A-M: part M (session 5) is 26 excerpts of which 22 come from threads of general Python / PyTorch
     # projects (failures an Ascend user meets too, but not Ascend's own), so A-L stays the population to
     # compare; 81/115 and 56/87 when part M landed (its 16 eval excerpts: 13/16, 13/15); 82/115 and 55/87 at the
-    # end of session 5
-    "all": (0.71, 0.63),
+    # end of session 5; 81/115 and 56/87 at the end of session 6 (category floor down by one excerpt)
+    "all": (0.70, 0.64),
 }
 POPULATIONS = {"a-j": "abcdefghij", "a-k": "abcdefghijk", "a-l": "abcdefghijkl"}  # letters of a closed population
 
