@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Extract the error and warning messages of torch_npu, op-plugin, vllm-ascend, HCCL / HCOMM, MindSpore's Ascend
-backend, the CANN runtime / ACL, TorchAir and CANN's transformer operators into envcheck/kb/messages.yaml.
+backend, the CANN runtime / ACL and TorchAir into envcheck/kb/messages.yaml.
 
 Usage (needs local bare git mirrors; reads the refs named below, never builds or runs their code; not run by
 tests):
@@ -20,9 +20,8 @@ too big to mirror here). For each source repo at each of its refs (HEAD, or a pi
   (``MS_LOG(EXCEPTION|ERROR|WARNING) << ...;``, ``MS_EXCEPTION(XxxError) << ...;``): each ``<<`` operand that is
   only string literals is text, any other a placeholder; its ``#dmsg#`` / ``#umsg#`` section markers end the line.
   TorchAir's ``TNG_LOG(ERROR|WARNING) << ...;`` likewise. The CANN runtime's and ACL's log and check-and-return
-  macros (RT_MACROS: the first all-literal argument is the printf format) and the operator libraries' OP_LOGE
-  family (OPS_MACROS: the second argument), each only for its own sources (RT_SOURCES, OPS_SOURCES), so that
-  the older sources' records stay as they were.
+  macros (RT_MACROS: the first all-literal argument is the printf format), only for its own sources
+  (RT_SOURCES), so that the older sources' records stay as they were.
 * Python: ``raise XxxError(msg)``, ``warnings.warn(msg)`` and ``<logger>.error/warning/warn/exception/critical
   (msg)`` where msg is a literal, an f-string, ``"..." % x``, ``"...".format(x)`` or a ``+`` of those.
 

@@ -590,8 +590,8 @@ def hints_from_symptoms(symptoms: list[LineEvent], hints: dict[str, float]) -> N
 
 def message_hits(errors: list[LineEvent]) -> list[tuple[LineEvent, Any]]:
     """(line, its most specific catalogue message) for the first MESSAGE_LINES error lines that are an
-    instance of a message torch_npu / op-plugin / vllm-ascend / HCCL / MindSpore / the CANN runtime / TorchAir /
-    ops-transformer prints (envcheck/kb/messages.py)."""
+    instance of a message torch_npu / op-plugin / vllm-ascend / HCCL / MindSpore / the CANN runtime / TorchAir
+    prints (envcheck/kb/messages.py)."""
     from envcheck.kb.messages import MessageBookError, load_messages
 
     try:
