@@ -127,7 +127,7 @@ class CodeBook:
             fams = ("torch_npu",)
         elif re.fullmatch(r"-\d+", key):
             fams = ("dcmi",)
-        elif re.fullmatch(r"MIE\d\d[A-Z][0-9A-F]{6}", key):
+        elif _MIE.fullmatch(key):
             fams = ("mindie",)
         elif key.startswith("0x"):
             fams = ("npu_fault",)
@@ -251,13 +251,27 @@ _STRONG_E_CONTEXT = re.compile(r"(?i)err_?code|error[ _]?code|module_name|错误
 # only known codes count after these; after "failed" (`Call aclrtSetDevice(device->id) failed : 507033`) and
 # "failure" (ONNX Runtime's CANN execution provider, onnxruntime/core/providers/cann/cann_call.cc: `CANN failure
 # 507013: ... expr=aclrtSynchronizeStream(...)`) only a known six-digit ACL/runtime code
-_WEAK_KEYS = frozenset({"result", "runtime result", "return code", "failed", "failure"})
+_KNOWN_SIX_ONLY = frozenset({"failed", "failure"})
+_WEAK_KEYS = frozenset({"result", "runtime result", "return code"}) | _KNOWN_SIX_ONLY
 _NEEDS_PUNCT = frozenset({"ret", "retcode", "result", "runtime result", "failed"})  # a bare space is not enough
 HCCL_MAX = 30  # HcclResult values are small (1..24 today); larger numbers near 'hccl' are something else
 
 
 def _word(ch: str) -> bool:
     return ch.isascii() and (ch.isalnum() or ch == "_")
+
+
+def _whole_word(line: str, start: int, end: int) -> bool:
+    """line[start:end] is not part of a longer word (nor of a longer hex number)."""
+    return not ((start and _word(line[start - 1])) or (end < len(line) and _word(line[end])))
+
+
+LABEL_WINDOW = 24  # characters before a code in which an error-code label makes it one
+
+
+def _labelled(line: str, start: int) -> bool:
+    """An error-code label ('errCode', 'error code', 'module_name', '错误码') stands just before `start`."""
+    return _STRONG_E_CONTEXT.search(line, max(0, start - LABEL_WINDOW), start) is not None
 
 
 def _strong_e(line: str, start: int, end: int) -> bool:
@@ -267,14 +281,14 @@ def _strong_e(line: str, start: int, end: int) -> bool:
         return True
     if start > 0 and line[start - 1] == "[" and nxt[:1] == "]":
         return True
-    return _STRONG_E_CONTEXT.search(line, max(0, start - 24), start) is not None
+    return _labelled(line, start)
 
 
 def _e_hits(line: str, lineno: int, book: CodeBook) -> list[CodeHit]:
     out: list[CodeHit] = []
     for m in _E.finditer(line):
         s, e = m.span()
-        if (s and _word(line[s - 1])) or (e < len(line) and _word(line[e])):
+        if not _whole_word(line, s, e):
             continue
         code = m.group()
         if code.startswith("ERR"):
@@ -306,7 +320,7 @@ def _numeric_hits(line: str, lineno: int, book: CodeBook) -> list[CodeHit]:
             continue
         digits = raw.lstrip("+-")
         span = m.span(3)
-        if key in ("failed", "failure") and (len(digits) != 6 or raw[0] in "+-" or book.get(digits) is None):
+        if key in _KNOWN_SIX_ONLY and (len(digits) != 6 or raw[0] in "+-" or book.get(digits) is None):
             continue
         if raw.startswith("-"):
             if len(digits) == 4 and digits[0] == "8":
@@ -355,7 +369,7 @@ def _hex_hits(line: str, lineno: int, book: CodeBook) -> list[CodeHit]:
     if "0x" in line or "0X" in line:
         for m in _HEX.finditer(line):
             s, e = m.span()
-            if (s and _word(line[s - 1])) or (e < len(line) and _word(line[e])):
+            if not _whole_word(line, s, e):
                 continue  # part of a longer word or a longer hex number (a 64-bit address)
             info = book.get("0x" + m.group(1), "npu_fault")
             if info is not None and _HEX_CONTEXT.search(line, max(0, s - HEX_WINDOW), s):
@@ -391,14 +405,14 @@ def _strong_mie(line: str, start: int, end: int) -> bool:
     nxt = line[end:end + 1]
     if nxt == "[" or (nxt == "]" and start > 0 and line[start - 1] == "["):
         return True
-    return _STRONG_E_CONTEXT.search(line, max(0, start - 24), start) is not None
+    return _labelled(line, start)
 
 
 def _mie_hits(line: str, lineno: int, book: CodeBook) -> list[CodeHit]:
     out: list[CodeHit] = []
     for m in _MIE.finditer(line):
         s, e = m.span()
-        if (s and _word(line[s - 1])) or (e < len(line) and _word(line[e])):
+        if not _whole_word(line, s, e):
             continue
         code = m.group()
         info = book.get(code, "mindie")
