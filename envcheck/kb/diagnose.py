@@ -83,6 +83,7 @@ LENGTH_NORM = 0.5
 CONTEXT_LINES = 40  # error and symptom lines read to break ties between equally evidenced entries
 MIN_IDF = 1.0  # a word in a larger share of the entries than this idf says nothing about any of them
 LINE_WORDS = 1  # distinct words an entry must share with one error line to get credit from it
+CAMEL_WORDS = 1.0  # weight of the parts of a camelCase identifier the index lacks as a whole
 CATEGORY_WORDS = 0.8  # weight of the category words a described symptom adds to its line's query
 SYMPTOM_HINT = 0.5  # weight of a described symptom's category, relative to a specific error code's (1.0)
 MESSAGE_HINT = 0.5  # weight of the category of a known message's subsystem (kb/messages.py), as SYMPTOM_HINT
@@ -638,7 +639,7 @@ def query_terms(text: str, postings: dict[str, Any] | None = None,
     its singular, 0.9), the words of the categories its described symptoms point to (0.8: "the decode
     is slow" is also looked up as "performance"), and the English words the kb search glossary gives
     for Chinese words in it (0.6: 内存不足 is looked up like "memory oom")."""
-    from envcheck.kb.search import GLOSSARY, tokens
+    from envcheck.kb.search import GLOSSARY, camel_parts, tokens
 
     out: dict[str, float] = {}
     for tok in tokens(text):
@@ -646,6 +647,11 @@ def query_terms(text: str, postings: dict[str, Any] | None = None,
             out.setdefault(tok[:-1], 0.9)
         else:
             out.setdefault(tok, 1.0)
+    if postings is not None:  # an identifier the kb never names is looked up by its parts (tlsStatus: tls, status)
+        for word, parts in camel_parts(text):
+            if word not in postings:
+                for p in parts:
+                    out.setdefault(p, CAMEL_WORDS)
     for cat in categories:
         for w in tokens(cat.replace("-", " ")):
             out.setdefault(w, CATEGORY_WORDS)

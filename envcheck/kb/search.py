@@ -35,6 +35,9 @@ FIELD_WEIGHTS = {
 # CANN (EI0006, E39999), torch_npu (ERR02200), envcheck (EC201) and ACL return codes (507035).
 CODE_RE = re.compile(r"^(e[a-z0-9][0-9]{4}|err[0-9]{5}|ec[0-9]{3}|[1-5][0-9]{5})$")
 ASCII_RE = re.compile(r"[a-z0-9_]+")
+# a camelCase / PascalCase identifier (tlsStatus, rtMemQueueEnQueueBuff, OpsKernelInfoStore, HCCLComm) and its parts
+CAMEL_WORD_RE = re.compile(r"[A-Za-z0-9]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9]*")
+CAMEL_PART_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 CJK_RUN_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 STOP = frozenset("a an and are as at be by can for from how in into is it its not of on or that the "
@@ -84,6 +87,12 @@ def tokens(text: str) -> list[str]:
     for run in CJK_RUN_RE.findall(text):
         out.extend([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])
     return out
+
+
+def camel_parts(text: str) -> list[tuple[str, list[str]]]:
+    """(lower-cased identifier, its lower-cased parts) for each camelCase / PascalCase identifier in text."""
+    return [(w.lower(), [p for p in (q.lower() for q in CAMEL_PART_RE.findall(w)) if p not in STOP])
+            for w in CAMEL_WORD_RE.findall(text)]
 
 
 # ---------------------------------------------------------------------------- index

@@ -104,6 +104,16 @@ def test_chinese_words_are_looked_up_through_the_glossary():
     assert dict(query_terms("slow steps", None, ("performance",))).get("performance") == 0.8
 
 
+def test_an_unknown_camel_case_identifier_is_looked_up_by_its_parts():
+    postings = {"tls": [[0, 1.0]], "status": [[0, 1.0]], "inconsistent": [[0, 1.0]], "hcclcomm": [[1, 1.0]]}
+    terms = dict(query_terms("Some ranks tlsStatus are inconsistent", postings))
+    assert terms.get("tls") == 1.0 and terms.get("status") == 1.0 and terms.get("tlsstatus") == 1.0
+    # an identifier the kb names as a whole is looked up as a whole only (its parts would dilute it)
+    terms = dict(query_terms("HCCLComm init failed", postings))
+    assert "hcclcomm" in terms and "hccl" not in terms and "comm" not in terms
+    assert "tls" not in dict(query_terms("tlsStatus"))  # without an index: the plain tokens
+
+
 def test_announcing_prose_is_not_read_as_the_error(tmp_path):
     # the announcing line names docker (container-devices-missing's word); the error itself is a
     # missing symbol in a torch_npu extension: a version mismatch
