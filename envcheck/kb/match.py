@@ -121,6 +121,10 @@ SYMPTOMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((cat, re.compile(rx, r
      # the same said the other way round, and a free/available amount compared with what was asked
      r"\bmemory (is |was )?(not enough|insufficient)\b|"
      r"\b(free|available|remaining) (\w+ )?memory\b.{0,60}\b(less|smaller|lower) than\b|"
+     # an allocation that failed (`Allocate memory failed`, `Failed to allocate memory`, `memory allocation failed`);
+     # (not glibc's `cannot allocate memory in static TLS block`: a loader limit, libgomp-static-tls; no "fail")
+     r"\balloc(ate|ating|ation)?\b( \w+)? (device |host )?memory\b.{0,20}\bfail\w*|"
+     r"\bfail\w* to alloc(ate)?\b.{0,30}\bmemory\b|\bmemory alloc(ation)?\b.{0,12}\bfail\w*|"
      r"内存不足|显存不足|内存泄[漏露]|(内存|显存)(持续)?(增长|上涨|暴涨|溢出|爆)|爆显存"),
     ("device-unavailable",
      r"\b(cannot|can't|could not|couldn't|unable to|fails? to|failed to)\s+(detect|find|see|recogni[sz]e)\s+"

@@ -51,6 +51,10 @@ def test_symptom_words_by_category():
     ("the NPU memory is not enough for a 72B model", "out-of-memory"),
     ("Free memory on device (8.0/64.0 GiB) on startup is less than desired GPU memory utilization", "out-of-memory"),
     ("available HBM memory is smaller than the KV cache needs", "out-of-memory"),
+    # an allocation that failed, in several wordings
+    ("RuntimeError: Allocate continuous memory failed", "out-of-memory"),
+    ("kernel launch: failed to allocate 2 GiB of device memory", "out-of-memory"),
+    ("[ERROR] memory allocation failed for the KV blocks", "out-of-memory"),
     # saving and resuming
     ("saving the checkpoint hangs on rank 0 for 30 minutes", "checkpoint"),
     ("Loading the model weights fails after resume", "checkpoint"),
@@ -73,6 +77,8 @@ def test_more_described_symptoms(text, category):
     "Loading checkpoint shards: 100%|##########| 4/4",  # a progress bar
     "allreduce bandwidth 180 GB/s",  # a measurement
     "free memory after loading the weights: 51.2 GiB",  # an amount, compared with nothing
+    "ImportError: libgomp.so.1: cannot allocate memory in static TLS block",  # a loader limit, not memory
+    "Allocate SQ failed",  # a queue, not memory
 ])
 def test_neutral_statements_are_no_symptom(text):
     assert symptoms_of(text) == (), text
