@@ -78,6 +78,12 @@ LIKELY_LIMIT = 3  # entries the fallback proposes
 ALTERNATIVES = 3  # a specific match with fewer entries than this is followed by `likely` alternatives up to it
 CATEGORY_HINT = 0.5  # weight of the category posterior (category_scores) as a hint; chosen on the dev half
 NB_ALPHA = 0.5  # additive smoothing of the category model (chosen on the dev half)
+# thin evidence (the lines share at most VOTE_MAX_WORDS distinct words with the candidates) and a near-tie (the second
+# entry within VOTE_TIE of the first): the category the first VOTE_ENTRIES entries add up to leads (_category_first).
+# Chosen on the unseen mined lines (benchmarks/unseen_lines.py), dev, tune and mined; never on the eval half.
+VOTE_ENTRIES = 8
+VOTE_TIE = 0.9
+VOTE_MAX_WORDS = 6
 LIKELY_LINES = 12  # error lines the fallback reads (the first ones: the cascade comes later)
 LENGTH_NORM = 0.5
 CONTEXT_LINES = 40  # error and symptom lines read to break ties between equally evidenced entries
@@ -460,6 +466,9 @@ def likely_entries(errors: list[LineEvent], idx: dict[str, Any] | None, kb: Any,
     for i in cands:
         cands[i] += CODE_HINT * hints.get(entries[i]["category"], 0.0) * top
     ranked = sorted(cands.items(), key=lambda kv: (-kv[1], entries[kv[0]]["id"]))
+    shared = set().union(*(words.get(i, set()) for i in cands))
+    if len(ranked) > 1 and ranked[1][1] >= VOTE_TIE * ranked[0][1] and len(shared) <= VOTE_MAX_WORDS:
+        ranked = _category_first(ranked, entries)
     out = []
     for i, score in ranked:
         eid = entries[i]["id"]
@@ -467,6 +476,18 @@ def likely_entries(errors: list[LineEvent], idx: dict[str, Any] | None, kb: Any,
         if len(out) >= limit:
             break
     return out
+
+
+def _category_first(ranked: list[tuple[int, float]], entries: list[dict[str, Any]]) -> list[tuple[int, float]]:
+    """`ranked` with the best entry of the category that the first VOTE_ENTRIES entries' scores add up to most
+    moved first. On thin evidence a near-tie between two entries is noise, while several entries of one category
+    sharing the input's few words is not: the category is then surer than any one entry."""
+    votes: dict[str, float] = {}
+    for i, sc in ranked[:VOTE_ENTRIES]:
+        votes[entries[i]["category"]] = votes.get(entries[i]["category"], 0.0) + sc
+    win = max(votes, key=lambda c: (votes[c], c == entries[ranked[0][0]]["category"]))
+    lead = next(kv for kv in ranked if entries[kv[0]]["category"] == win)
+    return [lead] + [kv for kv in ranked if kv is not lead]
 
 
 def context_scores(events: list[LineEvent], idx: dict[str, Any] | None, ids: set[str]) -> dict[str, float]:
