@@ -716,13 +716,17 @@ _ANNOUNCES = re.compile(r"(报错|错误|出错|异常|如下|日志|信息|提�
                         r"\blogs?|\boutput)\W{0,3}[:：]\s*$", re.I)
 # launcher prefixes ("(RayWorkerWrapper pid=4711)", "(VllmWorker rank=1 pid=9)", "[rank3]:") name the process, not
 # the failure; then paths, hex, numbers, timestamps, CANN's [FUNC:..][FILE:..] trailers
-_NOISE = re.compile(LAUNCHER_PREFIX + r"|(/[\w.+-]+)+/?|0x[0-9a-fA-F]+|\b\d[\d.:,-]*\b|"
+_NOISE = re.compile(LAUNCHER_PREFIX + r"|0x[0-9a-fA-F]+|\b\d[\d.:,-]*\b|"
                     r"\[(FUNC|FILE|LINE):[^\]]*\]|\bPID:? ?\d+")
 
 
+_PATH = re.compile(r"(?:/[\w.+-]+)*/([\w.+-]+)/?")
+
+
 def _query_text(text: str) -> str:
-    """An error line without paths, numbers, timestamps and CANN's [FUNC:..][FILE:..] trailers."""
-    return " ".join(_NOISE.sub(" ", text).split())[:400]
+    """An error line without numbers, timestamps and CANN's [FUNC:..][FILE:..] trailers, its paths cut to their
+    last part (`/var/log/ascend_seclog/ascend_install.log` says ascend_install.log, not var or log)."""
+    return " ".join(_NOISE.sub(" ", _PATH.sub(r" \1 ", text)).split())[:400]
 
 
 def first_failure(result: ScanResult, roots: list[str]) -> dict[str, Any] | None:

@@ -69,6 +69,15 @@ def test_launcher_prefixes_are_no_query_words():
     assert _query_text("Nov 30 08:12:01 node-3 python3[4711]: RuntimeError: shm full") == "RuntimeError: shm full"
 
 
+def test_a_path_says_its_last_part():
+    from envcheck.kb.diagnose import _query_text
+
+    assert _query_text("[ERROR]Dkms install failed, details in : /var/log/ascend_seclog/ascend_install.log") == \
+        "[ERROR]Dkms install failed, details in : ascend_install.log"
+    got = _query_text("OSError: /usr/local/Ascend/ascend-toolkit/latest/lib64/libhccl.so: cannot open shared object")
+    assert "libhccl.so" in got and "usr" not in got and "lib64" not in got
+
+
 def test_a_collector_prefix_does_not_turn_records_into_prose(tmp_path):
     # kubectl logs --prefix in front of INFO records and one known-benign warning: nothing is wrong, and the
     # INFO records are not read as a report told in words
