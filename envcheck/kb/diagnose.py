@@ -726,7 +726,7 @@ _PATH = re.compile(r"(?:/[\w.+-]+)*/([\w.+-]+)/?")
 def _query_text(text: str) -> str:
     """An error line without numbers, timestamps and CANN's [FUNC:..][FILE:..] trailers, its paths cut to their
     last part (`/var/log/ascend_seclog/ascend_install.log` says ascend_install.log, not var or log)."""
-    return " ".join(_NOISE.sub(" ", _PATH.sub(r" \1 ", text)).split())[:400]
+    return " ".join(_PATH.sub(r" \1 ", _NOISE.sub(" ", text)).split())[:400]
 
 
 def first_failure(result: ScanResult, roots: list[str]) -> dict[str, Any] | None:
