@@ -85,9 +85,28 @@ def cited_threads() -> set[tuple[str, str]]:
     return out
 
 
-def independent(thread: str, cited: set[tuple[str, str]]) -> bool:
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def cited_text() -> list[str]:
+    """Every `sources:` line of the kb, squashed (lower-case letters and digits only)."""
+    return [_squash(s) for e in load_kb().entries for s in e.sources]
+
+
+def independent(thread: str, cited: set[tuple[str, str]], sources: list[str] | None = None) -> bool:
+    """An issue or PR (`owner/repo#N`) no kb entry cites; a file (`owner/repo:path`) or a page (`host/path`) no
+    `sources:` line names, however it is spelled (a blob URL, `owner/repo path`, `owner/repo@commit path`)."""
     m = re.match(r"^(.+?)#(\d+)$", thread)
-    return not m or _thread_key(m.group(1), m.group(2)) not in cited
+    if m:
+        return _thread_key(m.group(1), m.group(2)) not in cited
+    if sources is None:
+        return True
+    repo, sep, path = thread.partition(":")
+    if sep and "/" in repo:
+        name, where = _squash(repo.split("/")[-1]), _squash(path)
+        return not any(name in s and where in s for s in sources)
+    return not any(_squash(thread) in s for s in sources)
 
 
 def split_of(thread: str) -> str:
@@ -106,6 +125,7 @@ def outcomes() -> dict[str, list[tuple[str, bool, bool | None]]]:
     out: dict[str, list] = {"dev": [], "eval": [], "eval-cited": [], "eval-from-text": [],
                             **{f"eval-{pop}": [] for pop in POPULATIONS}}
     cited = cited_threads()
+    sources = cited_text()
     with tempfile.TemporaryDirectory() as tmp:
         for path in FILES:
             d = load(path)
@@ -116,7 +136,7 @@ def outcomes() -> dict[str, list[tuple[str, bool, bool | None]]]:
             entry = d.get("entry")
             in_top3 = None if not entry else entry in [m.id for m in r.matches[:3]]
             half = split_of(str(d["thread"]))
-            if half == "eval" and not independent(str(d["thread"]), cited):
+            if half == "eval" and not independent(str(d["thread"]), cited, sources):
                 half = "eval-cited"  # a kb entry cites the thread: not counted in the eval figures
             out[half].append((path.name, top_cat == d["category"], in_top3))
             for pop, letters in POPULATIONS.items():
@@ -207,3 +227,14 @@ def test_no_excerpt_is_answered_with_no_known_pitfall_when_it_has_error_lines():
             if r.stats["error_lines"]:
                 assert r.matches or r.codes or r.unknown_codes, path.name
                 assert r.exit_code == 1, path.name
+
+
+def test_a_cited_file_or_page_thread_is_not_independent():
+    sources = [_squash(x) for x in ["wangshuai09/Notebook QA/Error.md (a note)",
+                                    "https://discuss.mindspore.cn/t/topic/1156 (forum case)"]]
+    assert not independent("wangshuai09/Notebook:QA/Error.md", set(), sources)
+    assert independent("wangshuai09/Notebook:QA/Other.md", set(), sources)
+    assert not independent("discuss.mindspore.cn/t/topic/1156", set(), sources)
+    assert independent("discuss.mindspore.cn/t/topic/1324", set(), sources)
+    assert not independent("hiyouga/LLaMA-Factory#7986", {_thread_key("hiyouga/LlamaFactory", "7986")}, sources)
+
