@@ -76,7 +76,7 @@ CLAIMS_TOTAL = 256 * 1024  # bytes of all inputs together read for stated versio
 HOWTO_TAG = "howto"  # a guide or a checklist (bringup-checklist, loss-parity-gpu-npu, ...), not a diagnosis
 LIKELY_LIMIT = 3  # entries the fallback proposes
 ALTERNATIVES = 3  # a specific match with fewer entries than this is followed by `likely` alternatives up to it
-CATEGORY_HINT = 0.8  # weight of the category posterior (category_scores) as a hint; chosen on unseen mined lines, dev, tune
+CATEGORY_HINT = 0.8  # weight of the category posterior (category_scores) as a hint (unseen mined lines, dev, tune)
 NB_ALPHA = 0.5  # additive smoothing of the category model (chosen on the dev half)
 # thin evidence (the lines share at most VOTE_MAX_WORDS distinct words with the candidates) and a near-tie (the second
 # entry within VOTE_TIE of the first): the category the first VOTE_ENTRIES entries add up to leads (_category_first).
