@@ -715,12 +715,12 @@ _INTRO = re.compile(r"^(?![^:：]*\w(Error|Exception)[:：]).{0,60}[:：]\s*$")
 _ANNOUNCES = re.compile(r"(报错|错误|出错|异常|如下|日志|信息|提示|\berrors?|\bexceptions?|\bfollowing|\bbelow|"
                         r"\blogs?|\boutput)\W{0,3}[:：]\s*$", re.I)
 # launcher prefixes ("(RayWorkerWrapper pid=4711)", "(VllmWorker rank=1 pid=9)", "[rank3]:") name the process, not
-# the failure; then paths, hex, numbers, timestamps, CANN's [FUNC:..][FILE:..] trailers
+# the failure; then hex, numbers, timestamps, CANN's [FUNC:..][FILE:..] trailers (a path keeps its last part: _PATH)
 _NOISE = re.compile(LAUNCHER_PREFIX + r"|0x[0-9a-fA-F]+|\b\d[\d.:,-]*\b|"
                     r"\[(FUNC|FILE|LINE):[^\]]*\]|\bPID:? ?\d+")
 
 
-_PATH = re.compile(r"(?:/[\w.+-]+)*/([\w.+-]+)/?")
+_PATH = re.compile(r"(?:/[\w.+-]+)*/([\w.+-]+)/?")  # /usr/local/Ascend/.../libhccl.so -> libhccl.so
 
 
 def _query_text(text: str) -> str:
