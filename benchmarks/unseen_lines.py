@@ -47,16 +47,19 @@ def added_since(commit: str, end: str) -> list[str]:
 
 def old_kb(commit: str, into: Path) -> Path:
     with tarfile.open(fileobj=BytesIO(git("archive", commit, "kb"))) as tar:
-        tar.extractall(into)  # our own history: trusted content
+        if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4 / 3.12: refuse links and paths outside `into`
+            tar.extractall(into, filter="data")
+        else:  # pragma: no cover - our own history: trusted content
+            tar.extractall(into)
     return into / "kb"
 
 
-def measure(spec: str, work: Path, misses: bool) -> None:
+def measure(spec: str, work: Path, misses: bool = False) -> tuple[int, int, int, int, int]:
+    """(families, lines, lines with the right category, lines whose entry existed then, those with it in the top 3)."""
     commit, _, end = spec.partition("..")
     files = added_since(commit, end or "HEAD")
     if not files:
-        print(f"{spec}: no mined files were added")
-        return
+        return 0, 0, 0, 0, 0
     kbdir = old_kb(commit, work / commit)
     kb = load_kb(str(kbdir))
     log = work / "line.log"
@@ -76,8 +79,7 @@ def measure(spec: str, work: Path, misses: bool) -> None:
             if misses and (not ok or hit is False):
                 got = [f"{m.id}/{m.category}/{m.confidence}" for m in r.matches[:3]]
                 print(f"  {Path(f).stem}[{i}] want {d['category']}/{d.get('entry')} got {got}")
-    print(f"{spec}: {len(files)} families, {n} lines: category {cat}/{n} = {cat / n:.0%}; "
-          f"entry in top 3 {top3}/{known} (entries that existed then)")
+    return len(files), n, cat, known, top3
 
 
 def main() -> int:
@@ -87,7 +89,12 @@ def main() -> int:
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         for c in a.kb_at:
-            measure(c, Path(tmp), a.misses)
+            fams, n, cat, known, top3 = measure(c, Path(tmp), a.misses)
+            if not n:
+                print(f"{c}: no mined files were added")
+                continue
+            print(f"{c}: {fams} families, {n} lines: category {cat}/{n} = {cat / n:.0%}; "
+                  f"entry in top 3 {top3}/{known} (entries that existed then)")
     return 0
 
 

@@ -1,0 +1,44 @@
+"""The matching code on text no kb entry was written from (benchmarks/unseen_lines.py): each session's mined lines,
+diagnosed with today's code against the kb of that session's start (taken from git history). Guards code changes
+(envcheck/kb/, the error-code dictionary, the message catalogue); the kb's own growth cannot move these figures.
+`pytest -s` prints them."""
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+# population (kb at START, lines mined up to END): (lines, category floor, entry-in-top-3 floor), as reached when set
+FLOORS = {
+    "8d74450..1498957": (176, 0.58, 0.65),  # session 5's lines: 103/176, 81/123 at the end of session 7
+    "1498957..3b189e9": (166, 0.66, 0.56),  # session 6's: 110/166, 74/131
+    "3b189e9..eb75049": (255, 0.63, 0.66),  # session 7's: 161/255, 121/183
+}
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("unseen_lines", REPO / "benchmarks" / "unseen_lines.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _has_history() -> bool:
+    commits = {c for spec in FLOORS for c in spec.split("..")}
+    return all(subprocess.run(["git", "-C", str(REPO), "cat-file", "-e", f"{c}^{{commit}}"],
+                              capture_output=True).returncode == 0 for c in commits)
+
+
+@pytest.mark.skipif(not _has_history(), reason="needs the repository's git history (a shallow or exported tree)")
+@pytest.mark.parametrize("spec", sorted(FLOORS))
+def test_unseen_lines_keep_their_floor(spec, tmp_path):
+    lines, cat_floor, top3_floor = FLOORS[spec]
+    fams, n, cat, known, top3 = _bench().measure(spec, tmp_path)
+    print(f"\nunseen lines {spec}: {fams} families, category {cat}/{n}; entry in top 3 {top3}/{known}")
+    assert n == lines, f"{spec}: the population changed ({n} lines)"
+    assert cat / n >= cat_floor, f"{spec}: category {cat}/{n}"
+    assert top3 / known >= top3_floor, f"{spec}: entry in top 3 {top3}/{known}"
