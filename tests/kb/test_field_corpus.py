@@ -70,9 +70,13 @@ EVAL_FLOORS = {
 POPULATIONS = {"a-j": "abcdefghij", "a-k": "abcdefghijk", "a-l": "abcdefghijkl"}  # letters of a closed population
 
 
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
 def _thread_key(repo: str, num: str) -> tuple[str, str]:
     """(repo name without owner, lower-case letters and digits only, number): LlamaFactory == LLaMA-Factory."""
-    return re.sub(r"[^a-z0-9]", "", repo.split("/")[-1].lower()), num
+    return _squash(repo.split("/")[-1]), num
 
 
 def cited_threads() -> set[tuple[str, str]]:
@@ -87,23 +91,17 @@ def cited_threads() -> set[tuple[str, str]]:
     return out
 
 
-def _squash(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
 def cited_text() -> list[str]:
     """Every `sources:` line of the kb, squashed (lower-case letters and digits only)."""
     return [_squash(s) for e in load_kb().entries for s in e.sources]
 
 
-def independent(thread: str, cited: set[tuple[str, str]], sources: list[str] | None = None) -> bool:
+def independent(thread: str, cited: set[tuple[str, str]], sources: list[str]) -> bool:
     """An issue or PR (`owner/repo#N`) no kb entry cites; a file (`owner/repo:path`) or a page (`host/path`) no
     `sources:` line names, however it is spelled (a blob URL, `owner/repo path`, `owner/repo@commit path`)."""
     m = re.match(r"^(.+?)#(\d+)$", thread)
     if m:
         return _thread_key(m.group(1), m.group(2)) not in cited
-    if sources is None:
-        return True
     repo, sep, path = thread.partition(":")
     if sep and "/" in repo:
         name, where = _squash(repo.split("/")[-1]), _squash(path)
