@@ -74,7 +74,6 @@ SCHEMA_VERSION = 1
 CONFIDENCES = ("matched", "code", "versions", "message", "likely")
 CLAIMS_TOTAL = 256 * 1024  # bytes of all inputs together read for stated versions (the heads of the first ones)
 HOWTO_TAG = "howto"  # a guide or a checklist (bringup-checklist, loss-parity-gpu-npu, ...), not a diagnosis
-UMBRELLA_TAG = "umbrella"  # explains a message many causes print (500001 init failed, E*9999 inner error)
 LIKELY_LIMIT = 3  # entries the fallback proposes
 ALTERNATIVES = 3  # a specific match with fewer entries than this is followed by `likely` alternatives up to it
 CATEGORY_HINT = 0.8  # weight of the category posterior (category_scores) as a hint (unseen mined lines, dev, tune)
@@ -379,12 +378,6 @@ def is_howto(entry: Any) -> bool:
     """A how-to entry (a guide, a checklist: tagged `howto`) rather than the diagnosis of a failure. A migration
     entry that explains a failure (`Torch not compiled with CUDA enabled`, a CUDA extension build) is a diagnosis."""
     return entry is not None and HOWTO_TAG in entry.tags
-
-
-def is_umbrella(entry: Any) -> bool:
-    """An entry about a wrapper message many causes print (tagged `umbrella`: how to find the cause behind
-    `error code is 500001` or `EE9999 Inner Error`): on evidence as strong as a cause's, the cause goes first."""
-    return entry is not None and UMBRELLA_TAG in entry.tags
 
 
 def is_benign_entry(entry: Any) -> bool:
@@ -931,10 +924,9 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
         k = eh.sort_key()
         if conf == "likely":
             k = k[:4] + (True, (0, 0), 0.0, order[id(eh)])
-        else:  # evidence of the same strength: a cause before an umbrella entry; on the same line, for a wrapper
-            # code the cause the dictionary lists first, then the entry the rest of the input speaks of
-            k = (k[:4] + (is_umbrella(kb.get(eh.entry_id)),) + k[4:6]
-                 + (usual(eh) if conf == "code" else 0, -ctx.get(eh.entry_id, 0.0)) + k[6:])
+        else:  # the same evidence on the same line: for a wrapper code the cause the dictionary lists first, then
+            # the entry the rest of the input speaks of
+            k = k[:6] + (usual(eh) if conf == "code" else 0, -ctx.get(eh.entry_id, 0.0)) + k[6:]
         return (eh.severity == SEV_BENIGN, eh.entry_id in alternatives, not asked and is_howto(kb.get(eh.entry_id)),
                 eh.entry_id not in cause) + k
 

@@ -149,39 +149,3 @@ def test_a_lone_specific_match_is_followed_by_likely_alternatives(tmp_path):
             "EI0006: Getting socket times out. Reason: 1. The remote does not initiate a connect request.\n"
             "ImportError: libhccl.so: cannot open shared object file: No such file or directory\n")
     assert all(m.confidence != "likely" for m in run(tmp_path, many).matches), ids(run(tmp_path, many))
-
-
-def _kb(tmp_path: Path, umbrella: bool) -> Path:
-    """Two entries whose patterns match the same line: the one about the wrapper message is the more specific."""
-    kb = tmp_path / ("kb-u" if umbrella else "kb-plain")
-    for cat, eid, regex, tags in [
-        ("device-runtime-error", "wrapper-init-failed", r"\[Init\]\[Env\]init env failed", "[umbrella]"),
-        ("env-not-loaded", "deps-missing", r"init env failed", "[]"),
-    ]:
-        (kb / cat).mkdir(parents=True, exist_ok=True)
-        (kb / cat / f"{eid}.md").write_text(
-            f"---\nid: {eid}\ntitle: {eid}\ncategory: {cat}\ntags: {tags if umbrella else '[]'}\n"
-            f"patterns:\n  - regex: '{regex}'\n---\n## Symptom\nx\n", encoding="utf-8")
-    return kb
-
-
-def test_a_cause_goes_before_an_umbrella_entry_on_the_same_evidence(tmp_path):
-    # written for this test: CANN's inner-error wrapper and the line it wraps, no code that names a cause
-    text = ("EH9999: Inner Error!\n"
-            "EH9999  [Init][Env]init env failed![FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]\n")
-    p = tmp_path / "paste.txt"
-    p.write_text(text, encoding="utf-8")
-    plain = [m.id for m in diagnose([str(p)], kb_dir=str(_kb(tmp_path, umbrella=False))).matches]
-    assert plain[:2] == ["wrapper-init-failed", "deps-missing"]  # the longer pattern leads without the tag
-    tagged = [m.id for m in diagnose([str(p)], kb_dir=str(_kb(tmp_path, umbrella=True))).matches]
-    assert tagged[:2] == ["deps-missing", "wrapper-init-failed"]
-
-
-def test_the_kb_tags_its_wrapper_message_entries_as_umbrellas():
-    # entries about a message many causes print (init failed with 500001, an inner error) say how to find the cause
-    from envcheck.kb.diagnose import is_umbrella
-    from envcheck.kb.entries import load_kb
-
-    kb = load_kb(str(Path(__file__).resolve().parents[2] / "kb"))
-    umbrellas = {e.id for e in kb.entries if is_umbrella(e)}
-    assert {"npu-init-internal-error", "generic-inner-error-first-code"} <= umbrellas
