@@ -1,10 +1,11 @@
 """The error-code dictionary (error_codes.yaml) and a line-by-line code extractor for diagnose / explain.
 
-Families: ``acl`` (ACL_ERROR_*, 1xxxxx-5xxxxx from acl_base_rt.h), ``rt`` (ACL_ERROR_RT_*, 107xxx/207xxx/507xxx),
-``ge`` (ACL_ERROR_GE_*, 145xxx/245xxx/545xxx), ``hccl`` (HcclResult 1-24), ``torch_npu`` (ERRxxyyy), ``cann``
-(E<module><4 digits> messages), ``dcmi`` (npu-smi / DCMI -80xx), ``npu_fault`` (NPU health-management fault /
-event ids such as ``0x80E18400``, canonical form ``0x`` + 8 upper-case hex digits) and ``mindie`` (MindIE codes such
-as ``MIE05E01000A``: ``MIE`` + 2-digit component + level letter + 6 upper-case hex digits).
+Families: ``acl`` (ACL_ERROR_*, 1xxxxx-5xxxxx from acl_base_rt.h), ``aclnn`` (ACLNN_ERR_*, the aclnn operator APIs:
+161xxx/361xxx/561xxx), ``rt`` (ACL_ERROR_RT_*, 107xxx/207xxx/507xxx), ``ge`` (ACL_ERROR_GE_*, 145xxx/245xxx/545xxx),
+``hccl`` (HcclResult 1-24), ``torch_npu`` (ERRxxyyy), ``cann`` (E<module><4 digits> messages), ``dcmi`` (npu-smi /
+DCMI -80xx), ``npu_fault`` (NPU health-management fault / event ids such as ``0x80E18400``, canonical form ``0x`` + 8
+upper-case hex digits) and ``mindie`` (MindIE codes such as ``MIE05E01000A``: ``MIE`` + 2-digit component + level
+letter + 6 upper-case hex digits).
 
 `extract_codes` / `scan_line` find codes in the spellings logs use (``error code is 507001``, ``ret[9]`` in an HCCL
 line, ``EI0006:``, ``ERR02200 DIST …``, ``errorCode = 507033``, ``错误码：507033``, ``ret is -8020``,
@@ -28,8 +29,8 @@ import yaml
 
 CODES_PATH = Path(__file__).resolve().with_name("error_codes.yaml")
 
-FAMILIES: tuple[str, ...] = ("acl", "rt", "ge", "hccl", "torch_npu", "cann", "dcmi", "npu_fault", "mindie")
-NUMERIC_FAMILIES: tuple[str, ...] = ("rt", "acl", "ge")  # 6-digit codes; lookup order
+FAMILIES: tuple[str, ...] = ("acl", "aclnn", "rt", "ge", "hccl", "torch_npu", "cann", "dcmi", "npu_fault", "mindie")
+NUMERIC_FAMILIES: tuple[str, ...] = ("rt", "acl", "ge", "aclnn")  # 6-digit codes; lookup order
 _REQUIRED = ("name", "meaning", "category")
 
 

@@ -30,7 +30,8 @@ KB = load_kb()
 
 
 def test_every_family_and_code_has_a_source():
-    assert set(BOOK.families) == {"acl", "rt", "ge", "hccl", "torch_npu", "cann", "dcmi", "npu_fault", "mindie"}
+    assert set(BOOK.families) == {"acl", "aclnn", "rt", "ge", "hccl", "torch_npu", "cann", "dcmi", "npu_fault",
+                                  "mindie"}
     for fam in BOOK.families.values():
         assert fam.source.strip(), fam.id
     for c in BOOK:
@@ -71,6 +72,7 @@ def test_codes_have_the_shape_of_their_family():
     shapes = {
         "acl": (r"[1-5]\d{5}", r"ACL_ERROR_[A-Z_]+"),
         "rt": (r"[1-5]\d{5}", r"ACL_ERROR_[A-Z_]+"),
+        "aclnn": (r"[1-5]\d{5}", r"ACLNN_ERR_[A-Z_]+"),
         "ge": (r"[1-5]\d{5}", r"ACL_ERROR_GE_[A-Z_]+"),
         "hccl": (r"\d{1,2}", r"HCCL_E_[A-Z_]+"),
         "torch_npu": (r"ERR\d{5}", r"(PTA|OPS|DIST|GRAPH|PROF|UNKNOWN) [A-Z_]+ \(.+\)"),
@@ -614,3 +616,13 @@ def test_adversarial_lines_stay_linear(line):
     t_small, t_big = cost(line[: len(line) // 4]), cost(line)
     assert t_big < 2.0
     assert t_big < 12 * t_small + 0.05
+
+
+def test_aclnn_return_codes_are_read_from_an_op_api_failure():
+    # op-plugin's opapi wrappers print the aclnnStatus as `error code is N` (the line is written for this test)
+    line = ("RuntimeError: cat:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:265 NPU function error: "
+            "call aclnnCat failed, error code is 161002")
+    hits = [h for h in extract_codes(line) if h.code == "161002"]
+    assert hits and hits[0].info is not None and hits[0].info.family == "aclnn"
+    assert hits[0].info.category == "op-unsupported" and not hits[0].info.generic
+    assert BOOK.get("561000").generic and BOOK.get("ACLNN_ERR_INNER_OPP_KERNEL_PKG_NOT_FOUND").code == "561112"
