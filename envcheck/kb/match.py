@@ -620,8 +620,9 @@ def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
 
 TERMINAL_WIDTHS = frozenset({80, 100, 120})
 # at a terminal's exact width the cut falls anywhere: mid-word ("Set seed for `npu`"), mid-number ("50" + "7048"),
-# mid-identifier ("HCCL_CONNECT" + "_TIMEOUT"); the next line then starts with anything but a new record's start
-_CUT_ON = re.compile(rb"[A-Z0-9_`'\"(]")
+# mid-identifier ("HCCL_CONNECT" + "_TIMEOUT") or right before a space ("Could not" + " run"); the next line then starts
+# with anything but a new record's start (an indented line, two spaces or more, is a traceback's or a block's own)
+_CUT_ON = re.compile(rb"[A-Z0-9_`'\"(]| [^ ]")
 _NEW_RECORD = re.compile(rb"\W{0,3}(\[?(ERROR|WARNING|WARN|INFO|DEBUG|EVENT|TRACE|CRITICAL|FATAL)\b|"
                          rb"(20[0-9]{2}|[01][0-9])-[0-9]{2}[- ]|[IWEF][0-9]{3,4} |[0-9]{2}:[0-9]{2}:[0-9]{2}|"
                          rb"Traceback |During handling|[A-Za-z_.]*(Error|Exception|Warning)\b|E[A-Z][0-9]{4}\b|"

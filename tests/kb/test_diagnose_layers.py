@@ -142,11 +142,13 @@ def test_unwrap_at_a_terminal_width_joins_any_cut_but_never_a_new_record():
     head = b"RuntimeError: HCCL init timed out, consider raising HCCL_CONNECT"  # padded to exactly 80 columns
     head = head + b"." * (80 - len(head))
     assert len(head) == 80
-    for piece in (b"_TIMEOUT to 300 seconds", b"7048 retries", b"Set seed for `npu` device", b"`torch.npu` ok"):
+    for piece in (b"_TIMEOUT to 300 seconds", b"7048 retries", b"Set seed for `npu` device", b"`torch.npu` ok",
+                  b" to 300 seconds", b" Set it in the launcher"):
         assert unwrap([head, piece])[0] == [head + piece], piece
     for record in (b"RuntimeError: second failure", b"[ERROR] RUNTIME(1,python3) failed", b"2025-01-01 10:00:00 x",
                    b"Traceback (most recent call last):", b"EI0006: Getting socket times out", b"[rank3]: boom",
-                   b"E1201 10:00:00.000 x.cc:1] boom", b'File "x.py", line 3', b"Note: a new sentence"):
+                   b"E1201 10:00:00.000 x.cc:1] boom", b'File "x.py", line 3', b"Note: a new sentence",
+                   b'  File "x.py", line 3', b"    raise RuntimeError(msg)", b" [ERROR] RUNTIME(1,python3) failed"):
         assert unwrap([head, record])[0] == [head, record], record
     short = b"RuntimeError: HCCL init timed out"  # not at a terminal's width: a capital starts a new line
     assert unwrap([short, b"Set seed for `npu` device"])[0] == [short, b"Set seed for `npu` device"]
