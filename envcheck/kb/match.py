@@ -160,6 +160,13 @@ BENIGN = (
     (re.compile(r"Device do not support double dtype now"), "torch_npu casts float64 to float32 (harmless)"),
     # torch_npu/utils/collect_env.py: CANN installed by another user (kb/env-not-loaded/cann-owner-mismatch-warning).
     (re.compile(r"owner does not match the current owner"), "CANN installed by another user (harmless)"),
+    # upstream vLLM's envs.py warns of every VLLM_* variable it does not define, vllm-ascend's own among them
+    # (vllm-project/vllm-ascend#11624, a maintainer; kb/env-not-loaded/vllm-harmless-startup-logs)
+    (re.compile(r"Unknown vLLM environment variable detected: VLLM_ASCEND_"),
+     "vllm-ascend's own variable, unknown to upstream vLLM (harmless)"),
+    # vLLM built for the empty target has no vllm._C; vllm-ascend's v0.7.1rc1 release notes list it as harmless
+    (re.compile(r"Failed to import from vllm\._C with ModuleNotFoundError"),
+     "vLLM built without its CUDA extension, as on Ascend (harmless)"),
 )
 
 _LEVEL = re.compile(

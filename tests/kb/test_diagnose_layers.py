@@ -426,3 +426,13 @@ def test_walk_errors_become_notes_and_a_non_ok_exit(tmp_path, monkeypatch):
     assert r.exit_code == 2 and r.stats["incomplete_inputs"]
     assert f"{tmp_path}/locked: cannot read directory (Permission denied)" in r.notes
     assert r.matches[0].id == "npu-out-of-memory"
+
+
+@pytest.mark.parametrize("line", [
+    "WARNING 11-30 10:00:00 [envs.py:100] Unknown vLLM environment variable detected: VLLM_ASCEND_ENABLE_NZ",
+    "Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")",
+])
+def test_vllm_lines_every_ascend_start_prints_are_benign_and_leave_the_fallback_free(tmp_path, line):
+    r = run(tmp_path, line + "\nRuntimeError: the scheduler could not place the request on any worker\n")
+    assert r.benign and r.matches and r.matches[0].severity != "benign"
+    assert r.matches[-1].severity == "benign" and r.matches[-1].id == "vllm-harmless-startup-logs"

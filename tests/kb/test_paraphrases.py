@@ -10,6 +10,10 @@ kb, it shows whether those fixes generalise) we measure:
   (a) the top entry's category is the entry's category;
   (b) the entry is among the top 3.
 
+Reports of an entry about a known-harmless warning (`is_benign_entry`: every pattern example is a line the
+benign lexicon names) are held to what issue 11 asks of such lines instead: recognised and shown as harmless,
+never first. They are not in (a) and (b); every one of them must list its entry as a benign match.
+
 Both halves' figures are printed (`pytest -s`). The floors are what each half reached when they were
 set, rounded down; they may only be raised.
 """
@@ -24,7 +28,7 @@ import pytest
 import yaml
 from conftest import DATA
 
-from envcheck.kb.diagnose import diagnose
+from envcheck.kb.diagnose import diagnose, is_benign_entry
 from envcheck.kb.entries import load_kb
 
 PARAPHRASES = DATA / "diagnose" / "paraphrases.yaml"
@@ -47,9 +51,10 @@ def load_reports() -> dict[str, list[str]]:
 
 @pytest.fixture(scope="module")
 def outcomes() -> dict[str, list[tuple[str, int, bool, bool, bool]]]:
-    """half -> [(entry id, report index, category right, entry in top 3, any entry proposed)]."""
+    """half -> [(entry id, report index, category right, entry in top 3, any entry proposed)]; the reports of
+    known-harmless warnings under "benign" as (entry id, report index, recognised as harmless, _, _)."""
     kb = load_kb()
-    out: dict[str, list[tuple[str, int, bool, bool, bool]]] = {"tune": [], "held-out": []}
+    out: dict[str, list[tuple[str, int, bool, bool, bool]]] = {"tune": [], "held-out": [], "benign": []}
     with tempfile.TemporaryDirectory() as tmp:
         for eid, texts in load_reports().items():
             entry = kb.get(eid)
@@ -58,6 +63,10 @@ def outcomes() -> dict[str, list[tuple[str, int, bool, bool, bool]]]:
                 log = Path(tmp) / f"{eid}-{i}.txt"
                 log.write_text(text, encoding="utf-8")
                 r = diagnose([str(log)])
+                if is_benign_entry(entry):
+                    seen = any(m.id == eid and m.severity == "benign" for m in r.matches) and bool(r.benign)
+                    out["benign"].append((eid, i, seen, seen, bool(r.matches)))
+                    continue
                 top_cat = r.matches[0].category if r.matches else None
                 out[half_of(eid)].append((eid, i, top_cat == entry.category, eid in [m.id for m in r.matches[:3]],
                                           bool(r.matches)))
@@ -100,6 +109,10 @@ def test_figures_on_both_halves(outcomes):
         print(f"\nparaphrases {half}: top category right {cat}/{n} = {cat / n:.0%}; entry in top 3 {top3}/{n} = "
               f"{top3 / n:.0%}; no entry proposed at all {none}/{n}")
         got[half] = (cat, top3, n)
+    benign = outcomes["benign"]
+    missed = [(eid, i) for eid, i, seen, _, _ in benign if not seen]
+    print(f"paraphrases of known-harmless warnings shown as harmless: {len(benign) - len(missed)}/{len(benign)}")
     for half, (cat, top3, n) in got.items():  # both halves printed first
         assert cat / n >= FLOORS[half][0], f"{half} category {cat}/{n}"
         assert top3 / n >= FLOORS[half][1], f"{half} top-3 {top3}/{n}"
+    assert benign and not missed, missed
