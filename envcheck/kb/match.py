@@ -501,6 +501,11 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+|[\u4e00-\u9fff]{2,}")
 _PROSE_SKIP = re.compile(r"^\W{0,3}(\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[IWEF]\d{3,4} |\$ |>>> |#+ |\|)|https?://")
 
 
+# a sentence that names log levels ("The screen is full of CANN INFO and DEBUG logs") rather than a record at one:
+# three lower-case words come before the first level word
+_TALKS_OF_LEVELS = re.compile(r"^[^\[\]:|]*?(?:\b[a-z]{2,}\b[^\[\]:|]*?){3}\b(INFO|DEBUG|WARNING|WARN|ERROR)\b")
+
+
 def prose_lines(block: bytes, start: int, end: int) -> list[tuple[int, str]]:
     """(line, text) of the first sentences of a pasted report: what its writer says in words ("inside docker
     npu-smi shows nothing and device_count() is 0"). Read by the fallback only when the report has no error
@@ -510,7 +515,8 @@ def prose_lines(block: bytes, start: int, end: int) -> list[tuple[int, str]]:
         if len(out) >= PROSE_LINES:
             break
         line = raw.rstrip(b"\r").decode("utf-8", "replace").strip()
-        if len(line) < 12 or is_record(line, _LEVEL) or _PROSE_SKIP.search(line) or benign_reason(line):
+        if len(line) < 12 or _PROSE_SKIP.search(line) or benign_reason(line) or (
+                is_record(line, _LEVEL) and not _TALKS_OF_LEVELS.match(line)):
             continue
         words = _WORD.findall(line)
         letters = sum(len(w) for w in words)

@@ -436,3 +436,13 @@ def test_vllm_lines_every_ascend_start_prints_are_benign_and_leave_the_fallback_
     r = run(tmp_path, line + "\nRuntimeError: the scheduler could not place the request on any worker\n")
     assert r.benign and r.matches and r.matches[0].severity != "benign"
     assert r.matches[-1].severity == "benign" and r.matches[-1].id == "vllm-harmless-startup-logs"
+
+
+def test_a_sentence_that_names_log_levels_is_prose_not_a_record():
+    # written for this test: a report that talks of INFO / WARNING lines is the writer's words, read as prose
+    from envcheck.kb.match import prose_lines
+
+    said = b"Our logs are full of INFO and WARNING lines from CANN, and the disk fills up within a day.\n"
+    record = b"2025-01-01 10:00:00,123 - root - INFO - loading the model from the shared disk now\n"
+    assert [t for _, t in prose_lines(said, 0, len(said))] == [said.decode().strip()]
+    assert prose_lines(record, 0, len(record)) == []
