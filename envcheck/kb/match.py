@@ -275,10 +275,12 @@ class EntryHits:
         # benign last; then errors before plain lines before warnings; specific before weak evidence;
         # patterns before codes; a pattern a code agrees with first; then the first in time (the
         # cascade follows the cause), then more specific patterns and more hits. Past SPECIFIC_ENOUGH
-        # literal characters a pattern is as good as unique.
+        # literal characters a pattern is as good as unique; between two such patterns with as many hits, the
+        # one with more literal text is the narrower claim (`npu::npu_x: an autograd kernel was not registered`
+        # over `an autograd kernel was not registered`).
         sev, spec, pat = self.quality
         return (sev == SEV_BENIGN, -sev, -spec, -pat, not self.corroborated, self.pos,
-                -min(self.specificity, SPECIFIC_ENOUGH), -self.count, self.order, self.entry_id)
+                -min(self.specificity, SPECIFIC_ENOUGH), -self.count, -self.specificity, self.order, self.entry_id)
 
 
 @dataclass

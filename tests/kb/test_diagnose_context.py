@@ -149,3 +149,23 @@ def test_a_lone_specific_match_is_followed_by_likely_alternatives(tmp_path):
             "EI0006: Getting socket times out. Reason: 1. The remote does not initiate a connect request.\n"
             "ImportError: libhccl.so: cannot open shared object file: No such file or directory\n")
     assert all(m.confidence != "likely" for m in run(tmp_path, many).matches), ids(run(tmp_path, many))
+
+
+def test_of_two_long_patterns_on_one_line_the_narrower_claim_leads(tmp_path):
+    # both patterns are past SPECIFIC_ENOUGH literal characters; the one with more literal text names the case
+    kb = tmp_path / "kb"
+    for cat, eid, regex in [
+        ("cpu-fallback", "a-any-op", r"an autograd kernel was not registered to the Autograd key"),
+        ("op-unsupported", "b-npu-op", r"npu::npu_[a-z_]+: an autograd kernel was not registered to the Autograd key"),
+    ]:
+        (kb / cat).mkdir(parents=True, exist_ok=True)
+        (kb / cat / f"{eid}.md").write_text(f"---\nid: {eid}\ntitle: {eid}\ncategory: {cat}\n"
+                                            f"patterns:\n  - regex: '{regex}'\n---\n## Symptom\nx\n", encoding="utf-8")
+    p = tmp_path / "paste.txt"
+    p.write_text("[W1207 02:51:33.024214569 VariableFallbackKernel.cpp:67] Warning: "
+                 "npu::npu_fused_infer_attention_score: an autograd kernel was not registered to the Autograd key(s) "
+                 "but we are trying to backprop through it.\n", encoding="utf-8")
+    assert [m.id for m in diagnose([str(p)], kb_dir=str(kb)).matches][:2] == ["b-npu-op", "a-any-op"]
+    p.write_text("Warning: mylib::fused_rope: an autograd kernel was not registered to the Autograd key(s) but we are"
+                 " trying to backprop through it.\n", encoding="utf-8")
+    assert [m.id for m in diagnose([str(p)], kb_dir=str(kb)).matches] == ["a-any-op"]
