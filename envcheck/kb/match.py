@@ -503,9 +503,18 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+|[\u4e00-\u9fff]{2,}")
 _PROSE_SKIP = re.compile(r"^\W{0,3}(\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[IWEF]\d{3,4} |\$ |>>> |#+ |\|)|https?://")
 
 
-# a sentence that names log levels ("The screen is full of CANN INFO and DEBUG logs") rather than a record at one:
-# three lower-case words come before the first level word
-_TALKS_OF_LEVELS = re.compile(r"^[^\[\]:|]*?(?:\b[a-z]{2,}\b[^\[\]:|]*?){3}\b(INFO|DEBUG|WARNING|WARN|ERROR)\b")
+_LEVEL_WORD = re.compile(r"\b(INFO|DEBUG|WARNING|WARN|ERROR)\b")
+_LOWER_WORD = re.compile(r"\b[a-z]{2,}\b")
+
+
+def talks_of_levels(line: str) -> bool:
+    """A sentence that names log levels ("The screen is full of CANN INFO and DEBUG logs") rather than a record at
+    one: three lower-case words and no bracket, colon or pipe before the first level word of its head."""
+    m = _LEVEL_WORD.search(line, 0, RECORD_HEAD + 64)
+    if m is None:
+        return False
+    before = line[:m.start()]
+    return not any(c in before for c in "[]:|") and len(_LOWER_WORD.findall(before)) >= 3
 
 
 def prose_lines(block: bytes, start: int, end: int) -> list[tuple[int, str]]:
@@ -518,7 +527,7 @@ def prose_lines(block: bytes, start: int, end: int) -> list[tuple[int, str]]:
             break
         line = raw.rstrip(b"\r").decode("utf-8", "replace").strip()
         if len(line) < 12 or _PROSE_SKIP.search(line) or benign_reason(line) or (
-                is_record(line, _LEVEL) and not _TALKS_OF_LEVELS.match(line)):
+                is_record(line, _LEVEL) and not talks_of_levels(line)):
             continue
         words = _WORD.findall(line)
         letters = sum(len(w) for w in words)

@@ -446,3 +446,12 @@ def test_a_sentence_that_names_log_levels_is_prose_not_a_record():
     record = b"2025-01-01 10:00:00,123 - root - INFO - loading the model from the shared disk now\n"
     assert [t for _, t in prose_lines(said, 0, len(said))] == [said.decode().strip()]
     assert prose_lines(record, 0, len(record)) == []
+
+
+def test_the_level_word_check_reads_only_a_line_head():
+    # a long run of lower-case words before a level word: one pass over the head, never a search that backtracks
+    # over every split of the words (a first regex for this took 13 s on 600 characters)
+    from envcheck.kb.match import talks_of_levels
+
+    assert not talks_of_levels("ab " * 20000 + ": INFO")
+    assert talks_of_levels("our logs are full of INFO lines " + "ab " * 20000)
