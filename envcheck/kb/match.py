@@ -167,6 +167,16 @@ BENIGN = (
     # vLLM built for the empty target has no vllm._C; vllm-ascend's v0.7.1rc1 release notes list it as harmless
     (re.compile(r"Failed to import from vllm\._C with ModuleNotFoundError"),
      "vLLM built without its CUDA extension, as on Ascend (harmless)"),
+    # DeepSpeed's op-compatibility check for async_io (op_builder/async_io.py, op_builder/npu/async_io.py) warns on
+    # hosts without libaio's headers (at import in 0.14.x, in ds_report always); the op serves only DeepNVMe / NVMe
+    # offload (docs/_tutorials/deepnvme.md), whose own failure is "Unable to JIT load the async_io op" (builder.py)
+    (re.compile(r"async_io requires the dev libaio|async_io: please install the libaio"),
+     "DeepSpeed's async_io op needs libaio only for NVMe offload (harmless otherwise)"),
+    # numexpr (pulled in by pandas) on a host with more cores than NUMEXPR_MAX_THREADS (64 unset): module.cpp
+    # numexpr_set_nthreads prints this to stderr and returns -1, leaving its thread pool as it was; no exception.
+    # Anchored at the line's end: numexpr prints no newline, so a record glued after it is not hidden.
+    (re.compile(r'nthreads cannot be larger than environment variable "NUMEXPR_MAX_THREADS" \([0-9]+\)\s*$'),
+     "numexpr keeps its thread count when more are asked than NUMEXPR_MAX_THREADS (harmless)"),
 )
 
 _LEVEL = re.compile(

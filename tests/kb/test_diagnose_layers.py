@@ -438,6 +438,29 @@ def test_vllm_lines_every_ascend_start_prints_are_benign_and_leave_the_fallback_
     assert r.matches[-1].severity == "benign" and r.matches[-1].id == "vllm-harmless-startup-logs"
 
 
+def test_deepspeed_libaio_warnings_are_benign_and_leave_the_fallback_free(tmp_path):
+    from envcheck.kb.match import benign_reason
+
+    # DeepSpeed's op check warns on hosts without libaio; only NVMe offload needs the op (written for this test)
+    warn = ("[WARNING]  async_io requires the dev libaio .so object and headers but these were not found.\n"
+            "[WARNING]  async_io: please install the libaio-dev package with apt\n")
+    r = run(tmp_path, warn + "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n")
+    assert all(benign_reason(line) for line in warn.splitlines())
+    assert r.benign and "NVMe offload" in r.benign[0]["why"]
+    assert r.matches and r.matches[0].id == "npu-out-of-memory"
+    assert not benign_reason("RuntimeError: Unable to JIT load the async_io op due to it not being compatible due to "
+                             "hardware/software issue.")
+
+
+def test_numexpr_thread_cap_line_is_benign_only_when_it_ends_the_line():
+    from envcheck.kb.match import benign_reason
+
+    # numexpr prints it without a newline (module.cpp), so the next record can be glued to it (written for this test)
+    line = 'Error.  nthreads cannot be larger than environment variable "NUMEXPR_MAX_THREADS" (64)'
+    assert benign_reason(line) and benign_reason(line + "\n")
+    assert not benign_reason(line + "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB")
+
+
 def test_a_sentence_that_names_log_levels_is_prose_not_a_record():
     # written for this test: a report that talks of INFO / WARNING lines is the writer's words, read as prose
     from envcheck.kb.match import prose_lines
