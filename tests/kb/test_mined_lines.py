@@ -53,8 +53,13 @@ FAMILIES_TO_SESSION8 = SESSION5_FAMILIES | frozenset(
     "blogs cann cannguide7 data8 dist7 driver7 engines2 envop7 gitee7 hccl7 hf hf8 hicann8 hist2 hist3a hist3b hist3c "
     "hist3d mira7 mirb7 ms2 ms7 ms8 num7 numerics8 pages8 perf8 rl8 serve8 timeout8 tools7 torch8 train7 trainers2 "
     "versions7 vllm25 vllm7 vllm8 vllmhi".split())
-FLOORS = {"session-5 families": (0.92, 0.96), "families to session 8": (0.90, 0.95)}
-POPULATIONS = {"session-5 families": SESSION5_FAMILIES, "families to session 8": FAMILIES_TO_SESSION8}
+# Session 9's eight families (124 lines): 96/124 and 74/96 when they landed. Five of them (device9, hccl9, train9,
+# apps9, vllm9) landed as data only, their kb changes left out (they cost the field eval), so most of their lines are
+# honest misses: a floor well below the older populations', on lines the kb was not taught.
+SESSION9_FAMILIES = frozenset("torch9 oomcpu9 ms9 device9 hccl9 train9 apps9 vllm9".split())
+FLOORS = {"session-5 families": (0.92, 0.96), "families to session 8": (0.90, 0.95), "session-9 families": (0.77, 0.77)}
+POPULATIONS = {"session-5 families": SESSION5_FAMILIES, "families to session 8": FAMILIES_TO_SESSION8,
+               "session-9 families": SESSION9_FAMILIES}
 
 
 def items() -> list[tuple[str, dict]]:

@@ -40,7 +40,9 @@ POPULATIONS = DATA / "diagnose" / "paraphrase-populations.yaml"
 # reached: (168, 173 / 178; 170, 174 / 180) in session 3, (211, 215 / 220; 205, 211 / 216) in session 4,
 # (240, 244 / 250; 221, 227 / 232) in session 5
 # (session 8, when the populations were closed: entries to session 8, tune 298, 302 / 308; held-out 282, 288 / 296)
-FLOORS = {("entries to session 8", "tune"): (0.96, 0.97), ("entries to session 8", "held-out"): (0.95, 0.97)}
+# (session 9: its five entries, tune 4, 4 / 4; held-out 6, 6 / 6)
+FLOORS = {("entries to session 8", "tune"): (0.96, 0.97), ("entries to session 8", "held-out"): (0.95, 0.97),
+          ("entries of session 9", "tune"): (1.0, 1.0), ("entries of session 9", "held-out"): (1.0, 1.0)}
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
