@@ -10,8 +10,9 @@ one that only helps the lines it was written from does not. (The error-code dict
 are today's: they are code-side data; entries they name that the old kb lacks are left out by diagnose.)
 
 Default: the lines of sessions 5 to 9 (8d74450..1498957, 1498957..3b189e9, 3b189e9..eb75049, d252493..c6c873e,
-3983f98..HEAD),
-each against the kb of its session's start. Needs the repository's git history.
+3983f98..06595c8), each against the kb of its session's start; each population is closed at the commit that added
+its last family. A later session measures its own lines with `--kb-at START..HEAD` (53199fe is where session 9
+ended). Needs the repository's git history.
 Prints, per commit: lines whose top entry has the right category, and lines whose labelled entry (when that
 entry existed at the commit) is among the top 3.
 """
@@ -34,7 +35,7 @@ from envcheck.kb.entries import load_kb  # noqa: E402
 from envcheck.plan.stated import diagnose_report  # noqa: E402
 
 MINED = "tests/data/diagnose/mined"
-DEFAULT_COMMITS = ("8d74450..1498957", "1498957..3b189e9", "3b189e9..eb75049", "d252493..c6c873e", "3983f98..HEAD")
+DEFAULT_COMMITS = ("8d74450..1498957", "1498957..3b189e9", "3b189e9..eb75049", "d252493..c6c873e", "3983f98..06595c8")
 
 
 def git(*args: str) -> bytes:
