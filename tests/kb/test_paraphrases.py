@@ -56,10 +56,6 @@ def load_populations() -> dict[str, list[str]]:
     return d["populations"]
 
 
-def population_of(entry_id: str, populations: dict[str, list[str]]) -> str:
-    return next((name for name, ids in populations.items() if entry_id in ids), "new")
-
-
 def load_reports() -> dict[str, list[str]]:
     d = yaml.safe_load(PARAPHRASES.read_text(encoding="utf-8"))
     assert isinstance(d, dict) and isinstance(d.get("reports"), dict)
@@ -127,11 +123,12 @@ def test_populations_name_existing_entries_once():
 
 def test_figures_on_both_halves(outcomes):
     populations = load_populations()
+    population_of = {eid: name for name, ids in populations.items() for eid in ids}  # an entry not named: "new"
     got = {}
     for half in ("tune", "held-out"):
         rows = outcomes[half]
         for population in ("all", *populations, "new"):
-            sub = [row for row in rows if population == "all" or population_of(row[0], populations) == population]
+            sub = [row for row in rows if population in ("all", population_of.get(row[0], "new"))]
             if not sub:
                 continue
             cat = sum(1 for row in sub if row[2])

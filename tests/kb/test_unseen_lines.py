@@ -40,6 +40,11 @@ def _has_history() -> bool:
     return True
 
 
+def test_the_benchmark_measures_exactly_the_populations_with_a_floor():
+    # a default that drifts from these (an open `..HEAD` range) would take a later session's lines into a closed one
+    assert set(_bench().DEFAULT_COMMITS) == set(FLOORS)
+
+
 @pytest.mark.skipif(not _has_history(), reason="needs the repository's git history (a shallow or exported tree)")
 @pytest.mark.parametrize("spec", sorted(FLOORS))
 def test_unseen_lines_keep_their_floor(spec, tmp_path):
