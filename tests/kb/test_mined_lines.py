@@ -55,9 +55,11 @@ FAMILIES_TO_SESSION8 = SESSION5_FAMILIES | frozenset(
     "versions7 vllm25 vllm7 vllm8 vllmhi".split())
 # Session 9's eight families (124 lines): 96/124 and 74/96 when they landed. Five of them (device9, hccl9, train9,
 # apps9, vllm9) landed as data only, their kb changes left out (they cost the field eval), so most of their lines are
-# honest misses: a floor well below the older populations', on lines the kb was not taught.
+# honest misses: a floor well below the older populations', on lines the kb was not taught. Session 10 landed 18 of the
+# 30 parked pieces of knowledge (each through the gate once), with them two of the parked entries, and relabelled those
+# entries' lines: 106/124 and 86/98 (floors raised).
 SESSION9_FAMILIES = frozenset("torch9 oomcpu9 ms9 device9 hccl9 train9 apps9 vllm9".split())
-FLOORS = {"session-5 families": (0.92, 0.96), "families to session 8": (0.90, 0.95), "session-9 families": (0.77, 0.77)}
+FLOORS = {"session-5 families": (0.92, 0.96), "families to session 8": (0.90, 0.95), "session-9 families": (0.85, 0.87)}
 POPULATIONS = {"session-5 families": SESSION5_FAMILIES, "families to session 8": FAMILIES_TO_SESSION8,
                "session-9 families": SESSION9_FAMILIES}
 

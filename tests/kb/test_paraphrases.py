@@ -41,8 +41,11 @@ POPULATIONS = DATA / "diagnose" / "paraphrase-populations.yaml"
 # (240, 244 / 250; 221, 227 / 232) in session 5
 # (session 8, when the populations were closed: entries to session 8, tune 298, 302 / 308; held-out 282, 288 / 296)
 # (session 9: its five entries, tune 4, 4 / 4; held-out 6, 6 / 6)
+# (session 10: the two entries written in session 9 that passed session 10's gate; both fall in the held-out half,
+# 4, 4 / 4; the tune half has no report of them, so that floor has nothing to guard)
 FLOORS = {("entries to session 8", "tune"): (0.96, 0.97), ("entries to session 8", "held-out"): (0.95, 0.97),
-          ("entries of session 9", "tune"): (1.0, 1.0), ("entries of session 9", "held-out"): (1.0, 1.0)}
+          ("entries of session 9", "tune"): (1.0, 1.0), ("entries of session 9", "held-out"): (1.0, 1.0),
+          ("entries of session 10", "tune"): (1.0, 1.0), ("entries of session 10", "held-out"): (1.0, 1.0)}
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -143,6 +146,10 @@ def test_figures_on_both_halves(outcomes):
     missed = [(eid, i) for eid, i, seen, _, _ in benign if not seen]
     print(f"paraphrases of known-harmless warnings shown as harmless: {len(benign) - len(missed)}/{len(benign)}")
     for key, (cat_floor, top3_floor) in FLOORS.items():  # every figure printed first
+        if key not in got:  # a population whose entries all fall in the other half (split by entry id)
+            members = populations[key[0]]
+            assert not any(row[0] in members for row in outcomes[key[1]]), key
+            continue
         cat, top3, n = got[key]
         assert cat / n >= cat_floor, f"{key} category {cat}/{n}"
         assert top3 / n >= top3_floor, f"{key} top-3 {top3}/{n}"
