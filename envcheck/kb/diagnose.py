@@ -414,9 +414,11 @@ def likely_entries(errors: list[LineEvent], idx: dict[str, Any] | None, kb: Any,
     k = 0
     # messages first (`XxxError: ...`, `[ERROR] ...`, CANN `EI0006: ...`), each group in time order;
     # Python source lines of a traceback (`raise ValueError(`, `File "...", line 3`) are no query
-    messages = [ev for ev in errors if not _SOURCE_LINE.search(ev.text)]
-    errors = messages or errors  # a traceback cut before its message: its source lines are all there is
+    # a line that only announces the paste ("报错:") is no query either; a traceback cut before its message (after
+    # such an announcement, say) has only its source lines left, and they are the query then
     errors = [ev for ev in errors if ev.symptoms or not _INTRO.match(ev.text)]
+    messages = [ev for ev in errors if not _SOURCE_LINE.search(ev.text)]
+    errors = messages or errors
     errors.sort(key=lambda ev: (not (ev.symptoms or (_MESSAGE.search(ev.text) and not _ANNOUNCES.search(ev.text))),
                                 ev.pos))
     for ev in errors:

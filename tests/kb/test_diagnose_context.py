@@ -56,6 +56,21 @@ def test_a_traceback_cut_before_its_message_is_still_read(tmp_path):
     assert r.matches[0].category == "rank-config", ids(r)
 
 
+def test_a_cut_traceback_after_an_announcing_line_is_still_read(tmp_path):
+    # "报错:" only announces the paste, so it is no query; it must not hide the source lines that are then the only
+    # evidence (field corpus n-101, dev half: answered "no known pitfall" although it has error lines)
+    text = ("报错:\n"
+            "Traceback (most recent call last):\n"
+            '  File "pretrain.py", line 9, in <module>\n'
+            '    dist.init_process_group("hccl")\n'
+            '  File "/opt/venv/lib/python3.10/site-packages/torch/distributed/rendezvous.py", line 166, in '
+            "_env_rendezvous_handler\n"
+            '    raise _env_error("WORLD_SIZE")\n')
+    r = run(tmp_path, text)
+    assert r.matches, "no entry for a cut traceback after an announcing line"
+    assert r.matches[0].category == "rank-config", ids(r)
+
+
 def test_launcher_prefixes_are_no_query_words():
     from envcheck.kb.diagnose import _query_text
 
