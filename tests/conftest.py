@@ -3,12 +3,20 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+# A test run started in the background of a shell without job control (`cmd &` in a script, nohup) inherits SIGINT
+# ignored, and so would every envcheck the tests start: Ctrl-C tests would then test that. The tests model a process
+# in a terminal, so the run restores the usual handler; its children, after exec, get SIGINT's default (a handler is
+# reset on exec, an ignored signal is not), which Python turns into KeyboardInterrupt.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
