@@ -6,6 +6,7 @@ Usage (needs local bare git mirrors; reads the refs named below, never builds or
 tests):
 
     PYTHONPATH=$PWD python scripts/extract_messages.py [--mirrors /work/.mirror] [--out envcheck/kb/messages.yaml]
+    PYTHONPATH=$PWD python scripts/extract_messages.py --relink   # after a kb change: no mirrors needed
 
 Mirrors are ``<mirrors>/<owner>+<name>/repo`` (bare; MIRRORED_AT names forks holding the history of a repository
 too big to mirror here). For each source repo at each of its refs (HEAD, or a pinned commit or tag) it reads:
@@ -745,12 +746,32 @@ HEADER = """\
 """
 
 
+def relink(path: Path) -> dict:
+    """The catalogue at `path` with each record's category and `entries` derived again from the current kb, as
+    `extract` would derive them from the same templates: for a kb change, without the mirrors. The templates
+    and commits stay as they are (the source code did not change)."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for key, src in data["sources"].items():
+        sid = key.split(" ")[0]
+        records = src["messages"]
+        for r in records:
+            r.pop("entries", None)
+            cat = categorise(sid, r["origin"], r["template"])
+            assert cat is not None, (key, r["template"])
+            r["category"] = cat
+        kb_entries_for(records, strict=sid in RT_SOURCES)
+    return data
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mirrors", default="/work/.mirror", type=Path)
     ap.add_argument("--out", default=Path(__file__).resolve().parents[1] / "envcheck/kb/messages.yaml", type=Path)
+    ap.add_argument("--relink", action="store_true",
+                    help="keep the templates in --out and only derive categories and entries again from the kb "
+                         "(after a kb change; needs no mirrors)")
     a = ap.parse_args(argv)
-    data = extract(a.mirrors)
+    data = relink(a.out) if a.relink else extract(a.mirrors)
     body = yaml.dump(data, sort_keys=False, allow_unicode=True, width=1 << 16, default_flow_style=None)
     a.out.write_text(HEADER + body, encoding="utf-8")
     print(f"wrote {a.out} ({a.out.stat().st_size:,} bytes)", file=sys.stderr)
