@@ -35,7 +35,8 @@ from envcheck.kb.entries import load_kb  # noqa: E402
 from envcheck.plan.stated import diagnose_report  # noqa: E402
 
 MINED = "tests/data/diagnose/mined"
-DEFAULT_COMMITS = ("8d74450..1498957", "1498957..3b189e9", "3b189e9..eb75049", "d252493..c6c873e", "3983f98..06595c8")
+DEFAULT_COMMITS = ("8d74450..1498957", "1498957..3b189e9", "3b189e9..eb75049", "d252493..c6c873e", "3983f98..06595c8",
+                   "7bb5464..caf7d63")
 
 
 def git(*args: str) -> bytes:

@@ -42,10 +42,15 @@ POPULATIONS = DATA / "diagnose" / "paraphrase-populations.yaml"
 # (session 8, when the populations were closed: entries to session 8, tune 298, 302 / 308; held-out 282, 288 / 296)
 # (session 9: its five entries, tune 4, 4 / 4; held-out 6, 6 / 6)
 # (session 10: the two entries written in session 9 that passed session 10's gate; both fall in the held-out half,
-# 4, 4 / 4; the tune half has no report of them, so that floor has nothing to guard)
+# 4, 4 / 4; the tune half has no report of them, so that floor has nothing to guard). The three entries written
+# and landed in session 10 (round-10 gate) are their own population: all in the held-out half, 5, 5 / 6 (the second
+# report of engine-cuda-package-on-npu-host ranks ascend-stack-version-pins first and its entry outside the top 3;
+# held-out, so left as it is)
 FLOORS = {("entries to session 8", "tune"): (0.96, 0.97), ("entries to session 8", "held-out"): (0.95, 0.97),
           ("entries of session 9", "tune"): (1.0, 1.0), ("entries of session 9", "held-out"): (1.0, 1.0),
-          ("entries of session 10", "tune"): (1.0, 1.0), ("entries of session 10", "held-out"): (1.0, 1.0)}
+          ("entries of session 10", "tune"): (1.0, 1.0), ("entries of session 10", "held-out"): (1.0, 1.0),
+          ("entries written in session 10", "tune"): (0.83, 0.83),
+          ("entries written in session 10", "held-out"): (0.83, 0.83)}
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
