@@ -142,7 +142,10 @@ class _Worker:
 
 def _env(extra: dict[str, str] | None, fd: int) -> dict[str, str]:
     env = dict(os.environ)
-    env.pop("TORCH_NPU_WARNING_DISABLE", None)  # fallback warnings must be printed to be seen
+    # fallback warnings must be printed to be seen: released torch_npu reads TORCH_NPU_DISABLED_WARNING, master
+    # (August 2026) TORCH_NPU_WARNING_DISABLE first and the old name as a fallback
+    for name in ("TORCH_NPU_WARNING_DISABLE", "TORCH_NPU_DISABLED_WARNING"):
+        env.pop(name, None)
     env.pop("RANK", None)  # recent torch_npu prints them only on rank 0 or without RANK
     env.update(extra or {})
     pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

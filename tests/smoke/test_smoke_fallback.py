@@ -66,3 +66,17 @@ def test_first_occurrence_per_operator_in_order():
 ])
 def test_no_false_hits(line):
     assert scan(line) == []
+
+
+def test_smoke_children_see_fallback_warnings_whichever_name_silences_them(monkeypatch):
+    # released torch_npu reads TORCH_NPU_DISABLED_WARNING, master TORCH_NPU_WARNING_DISABLE: a user who set either
+    # must not make the smoke suite blind to CPU fallbacks
+    from envcheck.smoke.suite import _env
+
+    monkeypatch.setenv("TORCH_NPU_DISABLED_WARNING", "1")
+    monkeypatch.setenv("TORCH_NPU_WARNING_DISABLE", "1")
+    monkeypatch.setenv("RANK", "3")
+    env = _env(None, 5)
+    assert "TORCH_NPU_DISABLED_WARNING" not in env
+    assert "TORCH_NPU_WARNING_DISABLE" not in env
+    assert "RANK" not in env and env["ENVCHECK_SMOKE_FD"] == "5"
