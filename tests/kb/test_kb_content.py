@@ -352,6 +352,23 @@ def test_examples_are_verbatim_from_the_research():
     assert not missing, missing
 
 
+def test_example_sources_sections_close_their_code_blocks():
+    # merges that append to this file have left a block open (its closing fence taken as the next section's): the
+    # file still served its purpose (a corpus of lines) but no longer read as what it says, each line under its source
+    text = (REPO / "tests" / "data" / "kb-example-sources.md").read_text(encoding="utf-8")
+    open_at = []
+    for section in re.split(r"(?m)^(?=## )", text):
+        inside = False
+        for line in section.splitlines():
+            if line.startswith("```"):
+                inside = not inside
+            elif inside and line.startswith("- source:"):
+                break  # a source line inside a block: the block before it was never closed
+        if inside:
+            open_at.append(section.splitlines()[0])
+    assert not open_at, open_at
+
+
 def field_corpus() -> list[tuple[str, str]]:
     """(dev|eval, text) of every field-corpus excerpt (split as tests/kb/test_field_corpus.py does)."""
     import hashlib
