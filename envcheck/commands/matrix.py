@@ -81,7 +81,13 @@ def run(args: argparse.Namespace) -> int:
         return show(args, mx, _versions(args))
     from envcheck.plan.suggest import suggest
 
-    return suggest(args, mx, _versions(args))
+    versions = _versions(args)
+    picked = [f for f in ("python", "facts") if getattr(args, f, None)]
+    if picked and any(k in versions for k in ("cann", "torch", "torch_npu", "py_version")):
+        # the flags ask for sets, --python / --facts for a machine's fix: one would be ignored without a word
+        raise UsageError(f"matrix suggest: --{picked[0]} picks the machine to fix and takes no version flags; "
+                         "to filter the sets by Python version use --python-version X.Y")
+    return suggest(args, mx, versions)
 
 
 def _versions(args: argparse.Namespace) -> dict[str, str]:

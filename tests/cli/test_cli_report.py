@@ -240,6 +240,10 @@ def test_matrix_suggest_takes_a_path_with_python_and_a_version_with_python_versi
     assert res.rc in (0, 1) and "PEP 440" not in res.err
     ver = cli("matrix", "suggest", "--python-version", "3.10", "--torch", "2.1.0")
     assert ver.rc == 0 and "compatible set(s)" in ver.out
+    # a version where a path belongs, next to version flags, was ignored without a word (all sets listed)
+    mixed = cli("matrix", "suggest", "--cann", "8.5.0", "--python", "3.13")
+    assert mixed.rc == 2 and "--python-version" in mixed.err and not mixed.out
+    assert "Traceback" not in mixed.err and len(mixed.err.strip().splitlines()) == 1
 
 
 def test_matrix_suggest_never_calls_a_failing_ascend_host_consistent(cli, monkeypatch):
