@@ -156,8 +156,9 @@ def _judge_firmware(chk: Check, mx: Matrix, facts: Facts, dv: AscendVersion) -> 
 def chip_supported_by_cann(chk: Check, ctx: Context) -> Iterator[Finding]:
     """Does this CANN release support the NPU chip family npu-smi reports?
 
-    A2 (910B) arrived with CANN 6.3.RC2, A3 (910_93) with 8.0.RC3 and 950 with 9.0.0 (compat-facts
-    table E); a CANN older than that fails. An unknown chip name warns.
+    A3 (910_93) arrived with CANN 8.0.RC3 and 950 with 9.0.0 (the matrix's chip `since`, from compat-facts
+    table E); a CANN older than that fails. A2 (910B) has no `since`: its first CANN is unverified (field
+    update 2026-11, W12). An unknown chip name warns.
     """
     facts = ctx.facts
     if facts.chip is None:
