@@ -142,8 +142,8 @@ class _Worker:
 
 def _env(extra: dict[str, str] | None, fd: int) -> dict[str, str]:
     env = dict(os.environ)
-    # fallback warnings must be printed to be seen: released torch_npu reads TORCH_NPU_DISABLED_WARNING, master
-    # (August 2026) TORCH_NPU_WARNING_DISABLE first and the old name as a fallback
+    # fallback warnings must be printed to be seen: torch_npu up to 2.12.0 reads TORCH_NPU_DISABLED_WARNING, 2.13.0
+    # TORCH_NPU_WARNING_DISABLE first and the old name as a fallback
     for name in ("TORCH_NPU_WARNING_DISABLE", "TORCH_NPU_DISABLED_WARNING"):
         env.pop(name, None)
     env.pop("RANK", None)  # recent torch_npu prints them only on rank 0 or without RANK

@@ -69,8 +69,8 @@ def test_no_false_hits(line):
 
 
 def test_smoke_children_see_fallback_warnings_whichever_name_silences_them(monkeypatch):
-    # released torch_npu reads TORCH_NPU_DISABLED_WARNING, master TORCH_NPU_WARNING_DISABLE: a user who set either
-    # must not make the smoke suite blind to CPU fallbacks
+    # torch_npu up to 2.12.0 reads TORCH_NPU_DISABLED_WARNING, 2.13.0 TORCH_NPU_WARNING_DISABLE first: a user who
+    # set either must not make the smoke suite blind to CPU fallbacks
     from envcheck.smoke.suite import _env
 
     monkeypatch.setenv("TORCH_NPU_DISABLED_WARNING", "1")
