@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from envcheck.kb.diagnose import DiagnoseResult, diagnose
 
 LINE = ("RuntimeError: init:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:285 NPU function error: "
@@ -43,31 +45,21 @@ def test_context_never_lifts_weaker_evidence(tmp_path):
     assert r.matches[0].category == "env-not-loaded"
 
 
-def test_a_traceback_cut_before_its_message_is_still_read(tmp_path):
-    # the paste stops at the `raise` line: the source lines are all the evidence there is (written for this test)
-    text = ("Traceback (most recent call last):\n"
-            '  File "pretrain.py", line 9, in <module>\n'
-            '    dist.init_process_group("hccl")\n'
-            '  File "/opt/venv/lib/python3.10/site-packages/torch/distributed/rendezvous.py", line 166, in '
-            "_env_rendezvous_handler\n"
-            '    raise _env_error("WORLD_SIZE")\n')
-    r = run(tmp_path, text)
-    assert r.matches, "no entry for a traceback whose message was cut off"
-    assert r.matches[0].category == "rank-config", ids(r)
+# a paste that stops at the `raise` line: the source lines are all the evidence there is (written for these tests)
+CUT_TRACEBACK = ("Traceback (most recent call last):\n"
+                 '  File "pretrain.py", line 9, in <module>\n'
+                 '    dist.init_process_group("hccl")\n'
+                 '  File "/opt/venv/lib/python3.10/site-packages/torch/distributed/rendezvous.py", line 166, in '
+                 "_env_rendezvous_handler\n"
+                 '    raise _env_error("WORLD_SIZE")\n')
 
 
-def test_a_cut_traceback_after_an_announcing_line_is_still_read(tmp_path):
-    # "报错:" only announces the paste, so it is no query; it must not hide the source lines that are then the only
-    # evidence (field corpus n-101, dev half: answered "no known pitfall" although it has error lines)
-    text = ("报错:\n"
-            "Traceback (most recent call last):\n"
-            '  File "pretrain.py", line 9, in <module>\n'
-            '    dist.init_process_group("hccl")\n'
-            '  File "/opt/venv/lib/python3.10/site-packages/torch/distributed/rendezvous.py", line 166, in '
-            "_env_rendezvous_handler\n"
-            '    raise _env_error("WORLD_SIZE")\n')
-    r = run(tmp_path, text)
-    assert r.matches, "no entry for a cut traceback after an announcing line"
+# "报错:" only announces the paste, so it is no query; it must not hide the source lines that are then the only
+# evidence (field corpus n-101, dev half: answered "no known pitfall" although it has error lines)
+@pytest.mark.parametrize("announcement", ["", "报错:\n"], ids=["bare", "after-an-announcing-line"])
+def test_a_traceback_cut_before_its_message_is_still_read(tmp_path, announcement):
+    r = run(tmp_path, announcement + CUT_TRACEBACK)
+    assert r.matches, f"no entry for a cut traceback after {announcement!r}"
     assert r.matches[0].category == "rank-config", ids(r)
 
 
