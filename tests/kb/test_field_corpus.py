@@ -46,43 +46,46 @@ FILES = sorted(CORPUS.glob("*.yaml"))
 # the old population keeps its floor and the grown one gets the figure it reaches (a newer, harder batch of
 # threads lowers the overall figure without anything getting worse, so it must not be compared with the old one).
 EVAL_FLOORS = {
-    # parts A-J: 54/81 and 37/64 when part J landed (floors 0.66 / 0.57); 51/81 and 37/64 after the kb grew by
-    # 40 entries from the projects' FAQs (session 3): the category floor went down to what that landing reached
-    # (floors 0.62 / 0.57); 57/81 and 38/64 after 246 mined lines taught the kb (session 4); 58/81 and 38/64 after
-    # 176 more (session 5); 58/81 and 39/64 after 120 more (session 6); 60/81 and 44/64 in session 7 (255 mined
-    # lines, the fallback's category vote and hint weight; floors raised); 61/81 and 45/64 in session 8 (166 mined
-    # lines, 25 entries, the aclnn codes; floors raised); 61/81 and 46/64 after session 10's round-10 gate (top-3
-    # floor raised); 62/81 and 45/64 at the end of session 10, when corrections from the primary-source review of
-    # 8 version entries (x86_64 pip lines, vLLM-Ascend's triton-ascend pin, driver/firmware order) moved one
-    # excerpt into the right category and another's entry out of the top 3: landed as corrections, not withheld to
-    # keep a floor; floors set to what that reached
-    "a-j": (0.76, 0.70),
-    # parts A-K: 59/94 and 40/68 when part K landed; 65/94 and 41/68 in session 4; 65/94 and 40/68 in session 5
-    # (the top-3 floor went down by that one excerpt, what the landing reached); 64/94 and 41/68 in session 6 (the
-    # category floor down by one excerpt); 69/94 and 45/68 in session 7 (floors raised); 70/94 and 46/68 in
-    # session 8 (floors raised); 70/94 and 47/68 after session 10's round-10 gate; 71/94 and 46/68 at the end of
-    # session 10 (the review corrections, as for A-J)
-    "a-k": (0.75, 0.67),
-    # parts A-L: 62/99 and 42/72 when part L landed (its 5 eval excerpts: 3/5, 2/4); 68/99 and 43/72 in session 4;
-    # 69/99 and 42/72 in session 5 (top-3 floor down by one excerpt, as for A-K); 68/99 and 43/72 in session 6
-    # (category floor down by one excerpt); 73/99 and 48/72 in session 7 (floors raised); 74/99 and 50/72 in
-    # session 8 (floors raised); 74/99 and 51/72 after session 10's round-10 gate; 75/99 and 50/72 at the end of
-    # session 10 (the review corrections, as for A-J)
-    "a-l": (0.75, 0.69),
+    # parts A-J: 54/81 and 37/64 when part J landed (floors 0.66 / 0.57); 51/81 and 37/64 after the kb grew by 40
+    # entries from the projects' FAQs (session 3): the category floor went down to what that landing reached (floors
+    # 0.62 / 0.57); 57/81 and 38/64 after 246 mined lines taught the kb (session 4); 58/81 and 38/64 after 176 more
+    # (session 5); 58/81 and 39/64 after 120 more (session 6); 60/81 and 44/64 in session 7 (255 mined lines, the
+    # fallback's category vote and hint weight; floors raised); 61/81 and 45/64 in session 8 (166 mined lines, 25
+    # entries, the aclnn codes; floors raised); 61/81 and 46/64 after session 10's round-10 gate (top-3 floor raised);
+    # 62/81 and 45/64 at the end of session 10; 61/81 and 46/64 in session 11, when two corrections of the
+    # primary-source review of 217 more entries (lmcache-ascend-cpu-buffer-too-large, aclnn-op-missing-in-cann: an
+    # example re-attributed to vLLM-Ascend's own custom operators) moved one excerpt out of the right category and one
+    # entry into the top 3: landed as corrections, floors set to what that reached, when corrections from the
+    # primary-source review of 8 version entries (x86_64 pip lines, vLLM-Ascend's triton-ascend pin, driver/firmware
+    # order) moved one excerpt into the right category and another's entry out of the top 3: landed as corrections, not
+    # withheld to keep a floor; floors set to what that reached
+    "a-j": (0.75, 0.71),
+    # parts A-K: 59/94 and 40/68 when part K landed; 65/94 and 41/68 in session 4; 65/94 and 40/68 in session 5 (the
+    # top-3 floor went down by that one excerpt, what the landing reached); 64/94 and 41/68 in session 6 (the category
+    # floor down by one excerpt); 69/94 and 45/68 in session 7 (floors raised); 70/94 and 46/68 in session 8 (floors
+    # raised); 70/94 and 47/68 after session 10's round-10 gate; 71/94 and 46/68 at the end of session 10 (the review
+    # corrections, as for A-J); 70/94 and 47/68 in session 11 (the review corrections, as for A-J)
+    "a-k": (0.74, 0.69),
+    # parts A-L: 62/99 and 42/72 when part L landed (its 5 eval excerpts: 3/5, 2/4); 68/99 and 43/72 in session 4; 69/99
+    # and 42/72 in session 5 (top-3 floor down by one excerpt, as for A-K); 68/99 and 43/72 in session 6 (category floor
+    # down by one excerpt); 73/99 and 48/72 in session 7 (floors raised); 74/99 and 50/72 in session 8 (floors raised);
+    # 74/99 and 51/72 after session 10's round-10 gate; 75/99 and 50/72 at the end of session 10 (the review
+    # corrections, as for A-J); 74/99 and 51/72 in session 11 (the review corrections, as for A-J)
+    "a-l": (0.74, 0.70),
     # parts A-M: part M (session 5) is 26 excerpts of which 22 come from threads of general Python / PyTorch
     # projects (failures an Ascend user meets too, but not Ascend's own), so A-L stays the population to
     # compare; 81/115 and 56/87 when part M landed (its 16 eval excerpts: 13/16, 13/15); 82/115 and 55/87 at the
     # end of session 5; 81/115 and 56/87 at the end of session 6 (category floor down by one excerpt); 87/115 and
     # 62/87 at the end of session 7 (floors raised); 88/115 and 64/87 at the end of session 8 (floors raised);
     # 88/115 and 65/87 after session 10's round-10 gate; 89/115 and 64/87 at the end of session 10 (the review
-    # corrections, as for A-J)
-    "a-m": (0.77, 0.73),
+    # corrections, as for A-J); 88/115 and 65/87 in session 11 (the review corrections, as for A-J)
+    "a-m": (0.76, 0.74),
     # parts A-N: part N (session 10) is 20 excerpts of which 15 are not Ascend threads (the issues corpus holds few
     # Ascend threads with their ending left unused); 94/122 and 70/94 when part N landed (its 7 eval excerpts: 6/7,
     # 6/7, the same with the kb and code of the session's start); 94/121 and 71/93 at the end of session 10 (n-310
     # left the eval half by the corpus rule when a kb entry came to cite its thread); 95/121 and 70/93 after the
-    # review corrections (as for A-J)
-    "all": (0.78, 0.75),
+    # review corrections (as for A-J); 94/121 and 71/93 after session 11's review corrections (as for A-J)
+    "all": (0.77, 0.76),
 }
 # letters of a closed population
 POPULATIONS = {"a-j": "abcdefghij", "a-k": "abcdefghijk", "a-l": "abcdefghijkl", "a-m": "abcdefghijklm"}

@@ -60,11 +60,15 @@ FAMILIES_TO_SESSION8 = SESSION5_FAMILIES | frozenset(
 # entries' lines: 106/124 and 86/98 (floors raised). At the end of session 10, 105/124: a correction from the
 # primary-source review (vllm-ascend-custom-ops-not-built's Verify op, FastChat's fix, MindSpore's wheel URLs) moved a
 # near-tie in apps9[12] (a line labelled with no entry) to another category; landed as a correction, floor set to it.
+# Session 11: the review's correction of lmcache-ascend-cpu-buffer-too-large (the 64 GB limit was a reporter's guess;
+# the maintainers trace the failure to page tables on the device, LMCache-Ascend#217) moved serve8[6] to the
+# neighbouring lmcache-ascend-host-register-failed (the labelled entry stays in its top 3): session-5 families 388/422,
+# floor 0.91.
 SESSION9_FAMILIES = frozenset("torch9 oomcpu9 ms9 device9 hccl9 train9 apps9 vllm9".split())
 # Session 10's four families (40 lines; each miner taught the kb what its lines showed, every piece through the gate
 # once): 32/40 and 27/28 when they landed.
 SESSION10_FAMILIES = frozenset("dev10 cann10 ms10 eco10".split())
-FLOORS = {"session-5 families": (0.92, 0.96), "families to session 8": (0.90, 0.95), "session-9 families": (0.84, 0.87),
+FLOORS = {"session-5 families": (0.91, 0.96), "families to session 8": (0.90, 0.95), "session-9 families": (0.84, 0.87),
           "session-10 families": (0.80, 0.96)}
 POPULATIONS = {"session-5 families": SESSION5_FAMILIES, "families to session 8": FAMILIES_TO_SESSION8,
                "session-9 families": SESSION9_FAMILIES, "session-10 families": SESSION10_FAMILIES}
