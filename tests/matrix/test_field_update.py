@@ -228,8 +228,14 @@ def test_B_import_torch_npu_message_depends_on_release_line():
 
 
 def test_B_log_to_stdout_variable_is_ascend_slog_print_to_stdout():
-    fix = KB.get("log-level-verbose").section("Fix")
-    assert "ASCEND_SLOG_PRINT_TO_STDOUT" in fix and "ASCEND_LOG_PRINT_TO_STDOUT" not in fix
+    # released CANN (through 9.2.0-beta.2) reads only ASCEND_SLOG_PRINT_TO_STDOUT; hicann/runtime master renamed it to
+    # ASCEND_LOG_PRINT_TO_STDOUT (a3cc8c30b, #768, 2026-08-19; found by session 11's review). The Fix must turn off the
+    # released name; it may name the new one too only where the entry says it is master-only
+    entry = KB.get("log-level-verbose")
+    fix = entry.section("Fix")
+    assert re.search(r"unset [^\n]*ASCEND_SLOG_PRINT_TO_STDOUT", fix)
+    if "ASCEND_LOG_PRINT_TO_STDOUT" in fix:
+        assert re.search(r"`ASCEND_LOG_PRINT_TO_STDOUT` exists so far only on the runtime's master", entry.body)
 
 
 def test_B_force_overflow_check_is_gated_to_2_14_0():
