@@ -18,7 +18,6 @@ for tuning the fallback on development data only.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import shutil
 import sys
@@ -31,30 +30,26 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+# the corpora are read by the tests' own loaders, so the split rule (and with it the promise never to read the
+# evaluation half) has one definition
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "kb")]
+
+from test_field_corpus import FILES, load, split_of  # noqa: E402
+from test_mined_lines import items as mined_items  # noqa: E402
+
 from envcheck import resources  # noqa: E402
 from envcheck.plan.stated import diagnose_report  # noqa: E402
-
-DATA = ROOT / "tests" / "data"
-
-
-def split_of(thread: str) -> str:
-    """The field corpus's split rule (tests/kb/test_field_corpus.py)."""
-    return "dev" if int(hashlib.sha256(thread.encode()).hexdigest(), 16) % 2 == 0 else "eval"
 
 
 def items(only: str | None) -> list[tuple[str, str, str, str]]:
     """(data set, category, entry, text) for every labelled development item with an entry."""
     out = []
     if only in (None, "dev"):
-        for p in sorted((DATA / "field-corpus").glob("*.yaml")):
-            d = yaml.safe_load(p.read_text(encoding="utf-8"))
+        for d in map(load, FILES):
             if split_of(str(d["thread"])) == "dev" and d.get("entry"):
                 out.append(("field-dev", d["category"], d["entry"], d["text"]))
     if only in (None, "mined"):
-        for p in sorted((DATA / "diagnose" / "mined").glob("*.yaml")):
-            for it in yaml.safe_load(p.read_text(encoding="utf-8"))["lines"]:
-                if it.get("entry"):
-                    out.append(("mined", it["category"], it["entry"], it["text"]))
+        out += [("mined", d["category"], d["entry"], d["text"]) for _, d in mined_items() if d.get("entry")]
     return out
 
 

@@ -370,17 +370,10 @@ def test_example_sources_sections_close_their_code_blocks():
 
 
 def field_corpus() -> list[tuple[str, str]]:
-    """(dev|eval, text) of every field-corpus excerpt (split as tests/kb/test_field_corpus.py does)."""
-    import hashlib
+    """(dev|eval, text) of every field-corpus excerpt, split by tests/kb/test_field_corpus.py's own rule."""
+    from test_field_corpus import FILES, load, split_of
 
-    import yaml
-
-    out = []
-    for f in sorted((REPO / "tests" / "data" / "field-corpus").glob("*.yaml")):
-        d = yaml.safe_load(f.read_text(encoding="utf-8"))
-        half = "dev" if int(hashlib.sha256(str(d["thread"]).encode()).hexdigest(), 16) % 2 == 0 else "eval"
-        out.append((half, str(d["text"])))
-    return out
+    return [(split_of(str(d["thread"])), str(d["text"])) for d in map(load, FILES)]
 
 
 def test_no_example_comes_from_the_evaluation_half():
