@@ -26,6 +26,9 @@ class EntryError(ValueError):
 class Pattern:
     regex: str
     examples: tuple[str, ...] = ()
+    # the line is printed for several causes, this entry's the most common: it names the entry when nothing more
+    # specific does (weak evidence, as a pattern on a line whose codes are all generic)
+    wrapper: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,8 @@ def parse_entry(path: Path) -> Entry:
         raise EntryError(path, 1, str(exc)) from None
     meta, body, _ = split_front_matter(text, path)
     check_types(meta, path)
-    pats = [Pattern(p["regex"], tuple(_tuple(p.get("examples")))) for p in _tuple(meta.get("patterns"))]
+    pats = [Pattern(p["regex"], tuple(_tuple(p.get("examples"))), p.get("wrapper") is True)
+            for p in _tuple(meta.get("patterns"))]
     return Entry(
         id=str(meta.get("id", path.stem)),
         title=str(meta.get("title", "")),

@@ -227,6 +227,7 @@ class Rule:
     regex: str
     specificity: int
     kind: str = "pattern"
+    wrapper: bool = False  # the pattern's `wrapper: true`: weak evidence, like a pattern on a wrapper line
 
 
 @dataclass(frozen=True)
@@ -444,7 +445,7 @@ def rules_from_entries(entries: Iterable) -> list[Rule]:
     for e in entries:
         for p in e.patterns:
             if p.regex:
-                out.append(Rule(e.id, p.regex, specificity(p.regex)))
+                out.append(Rule(e.id, p.regex, specificity(p.regex), wrapper=p.wrapper))
         for code in e.error_codes:
             if _CODE_RE.fullmatch(code.encode()):
                 out.append(Rule(e.id, rf"\b{code}\b", len(code), "code"))
@@ -993,8 +994,9 @@ class Matcher:
             if rule.kind == "pattern":
                 any_pattern = True
                 # a pattern on a wrapper line (all its codes generic: `... error code is 500001`,
-                # `ERR00100 PTA call acl api failed`) describes the wrapper, not the cause
-                specific = int(rule.specificity >= GENERIC_SPEC and not wrapper)
+                # `ERR00100 PTA call acl api failed`) describes the wrapper, not the cause; so does a pattern the
+                # kb marks `wrapper: true` (a line printed for several causes)
+                specific = int(rule.specificity >= GENERIC_SPEC and not wrapper and not rule.wrapper)
                 found.append((rule.entry_id, (sev, specific, 1), rule.specificity, rule.regex, None))
             else:
                 listed = rule.regex[2:-2]  # \bEI0006\b

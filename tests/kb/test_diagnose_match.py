@@ -295,3 +295,27 @@ def test_waiting_for_pasted_input_does_not_spend_the_budget(interactive, exceede
                           interactive=interactive)
     assert r.budget_exceeded is exceeded
     assert ("fx-libs-missing" in r.entries) is not exceeded
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_wrapper_pattern_names_its_entry_only_when_nothing_specific_does(engine):
+    """`wrapper: true` marks a line printed for several causes (PyTorch's `Failed to load the backend extension`
+    for any exception in torch_npu's import): the entry is still named when that line is all there is, but a
+    specific pattern on any error line outranks it, even a later one."""
+    wrap = "RuntimeError: Failed to load the backend extension: torch_npu. You can disable extension auto-loading"
+    rules = [Rule("wrapped", r"Failed to load the backend extension: torch_npu", 45, wrapper=True),
+             Rule("cause", r"libhccl\.so: cannot open shared object file", 40)]
+    both = f"{wrap}\n{LIBHCCL}\n"
+    assert [e.entry_id for e in scan(Matcher(rules, engine=engine), both).ranked()] == ["cause", "wrapped"]
+    alone = scan(Matcher(rules, engine=engine), wrap + "\n").ranked()
+    assert [e.entry_id for e in alone] == ["wrapped"] and alone[0].by_pattern and not alone[0].specific
+    # the same rule without the mark: the earlier line's entry comes first, as for any two specific patterns
+    plain = [Rule("wrapped", rules[0].regex, 45), rules[1]]
+    assert [e.entry_id for e in scan(Matcher(plain, engine=engine), both).ranked()] == ["wrapped", "cause"]
+
+
+def test_the_kb_reads_a_patterns_wrapper_mark():
+    kb = load_kb()
+    marked = [(e.id, p.regex) for e in kb.entries for p in e.patterns if p.wrapper]
+    assert marked, "no pattern of the shipped kb is marked wrapper: true"
+    assert all(isinstance(p.wrapper, bool) for e in kb.entries for p in e.patterns)
