@@ -9,10 +9,13 @@ from conftest import DATA
 
 from envcheck.kb.entries import load_kb
 from envcheck.kb.match import (
+    GENERIC_SPEC,
     Matcher,
     Rule,
     ScanResult,
     _blocks,
+    kb_matcher,
+    line_severity,
     rules_from_entries,
     specificity,
 )
@@ -319,3 +322,26 @@ def test_the_kb_reads_a_patterns_wrapper_mark():
     marked = [(e.id, p.regex) for e in kb.entries for p in e.patterns if p.wrapper]
     assert marked, "no pattern of the shipped kb is marked wrapper: true"
     assert all(isinstance(p.wrapper, bool) for e in kb.entries for p in e.patterns)
+
+
+def test_no_wrapper_line_of_the_kb_outranks_a_specific_line_of_another_entry():
+    """Every `wrapper: true` pattern of the shipped kb, pasted with the example line of a specific pattern of another
+    category (as severe, matching no wrapper rule), before it or after it: the specific entry ranks above the
+    wrapper's. Three partner entries per wrapper, the first by id."""
+    kb, m = load_kb(), kb_matcher()
+    wrappers = [(e, p) for e in kb.entries for p in e.patterns if p.wrapper]
+    specific = [(e, ex) for e in kb.entries for p in e.patterns
+                if not p.wrapper and specificity(p.regex) >= GENERIC_SPEC for ex in p.examples[:1]]
+    checked = 0
+    for w_entry, w in wrappers:
+        line = w.examples[0]
+        partners = [(e, ex) for e, ex in specific if e.category != w_entry.category
+                    and line_severity(ex) >= line_severity(line)
+                    and not any(r.wrapper or r.entry_id == w_entry.id for r in m.match_line(ex))][:3]
+        assert partners, w.regex
+        for e, ex in partners:
+            for text in (f"{line}\n{ex}\n", f"{ex}\n{line}\n"):
+                ids = [h.entry_id for h in m.scan_text(text).ranked()]
+                assert ids.index(e.id) < ids.index(w_entry.id), (w.regex, e.id, ids[:4])
+                checked += 1
+    assert checked >= 6 * len(wrappers)
