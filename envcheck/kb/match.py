@@ -1071,7 +1071,9 @@ class Matcher:
         for rel, text in blk.prose:
             if len(result.prose) < PROSE_LINES:
                 line = phys(rel)
-                result.prose.append(LineEvent(source, line, text, SEV_PLAIN, (fidx, line)))
+                # a warning stays a warning: the fallback's guesses from it must not outrank a pattern on it
+                sev = SEV_WARNING if line_severity(text) == SEV_WARNING else SEV_PLAIN
+                result.prose.append(LineEvent(source, line, text, sev, (fidx, line)))
         for rel, text, sev, cats in blk.symptoms:
             if len(result.symptoms) < KEEP_ERRORS:
                 line = phys(rel)
