@@ -191,6 +191,26 @@ def test_errors_over_warnings_and_first_error_over_its_cascade(tmp_path):
     assert ids.index("hccl-timeout") < ids.index("cpu-fallback-silent")  # errors, then the warning
 
 
+def test_a_pattern_on_a_pasted_warning_outranks_the_guesses_drawn_from_that_warning(tmp_path):
+    """A paste that is one warning line and nothing else: the search's `likely` guesses are drawn from that same line,
+    so they must not outrank a kb pattern that matched it, wrapper or not (a warning used as the fallback's query
+    keeps its warning severity). Checked on every pattern of the shipped kb whose first example is a warning line
+    that no benign rule claims."""
+    from envcheck.kb.entries import load_kb
+    from envcheck.kb.match import SEV_WARNING
+
+    examples = [(e.id, p.examples[0]) for e in load_kb().entries for p in e.patterns
+                if p.examples and line_severity(p.examples[0]) == SEV_WARNING]
+    assert len(examples) >= 20 and any(p.wrapper for e in load_kb().entries for p in e.patterns
+                                       if p.examples and line_severity(p.examples[0]) == SEV_WARNING)
+    wrong = []
+    for eid, line in examples:
+        r = run(tmp_path, line + "\n")
+        if not r.matches or r.matches[0].confidence == "likely":
+            wrong.append((eid, [(m.id, m.confidence) for m in r.matches[:2]]))
+    assert not wrong, wrong
+
+
 def test_code_and_likely_confidence(tmp_path):
     r = run(tmp_path, "[ERROR] HCCL(1,python3):2025-01-01-00:00:00.000.000 init failed\nEI0014: topo missing\n")
     assert any(m.confidence == "code" and "EI0014" in m.codes for m in r.matches)
