@@ -53,7 +53,8 @@ FLOORS = {("entries to session 8", "tune"): (0.96, 0.97), ("entries to session 8
           ("entries of session 10", "tune"): (1.0, 1.0), ("entries of session 10", "held-out"): (1.0, 1.0),
           ("entries written in session 10", "tune"): (0.83, 0.83),
           ("entries written in session 10", "held-out"): (0.83, 0.83),
-          ("entries written in session 13", "tune"): (1.0, 1.0), ("entries written in session 13", "held-out"): (1.0, 1.0)}
+          ("entries written in session 13", "tune"): (1.0, 1.0),
+          ("entries written in session 13", "held-out"): (1.0, 1.0)}
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
