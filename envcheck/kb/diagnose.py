@@ -123,10 +123,13 @@ class Match:
     """error codes in the input that link to this entry"""
     reason: str = ""
     """why the entry was named when no line shows it: the compatibility finding on the stated versions"""
+    weak: bool = False
+    """a `matched` or `code` entry whose only evidence is a line or code printed for several causes (a `wrapper: true`
+    pattern, a pattern too short to single out a cause, a generic error code): a lead to check, not a diagnosis"""
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "category": self.category, "confidence": self.confidence,
-                "severity": self.severity, "hits": self.hits, "specificity": self.specificity,
+                "weak": self.weak, "severity": self.severity, "hits": self.hits, "specificity": self.specificity,
                 "lines": [dict(h) for h in self.lines], "more_hits": self.more_hits, "codes": list(self.codes),
                 "reason": self.reason, "fix": self.fix, "kb_show": self.kb_show, "page": self.page}
 
@@ -942,7 +945,8 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
             hits=eh.count, specificity=eh.specificity, lines=tuple(h.to_dict() for h in eh.first),
             more_hits=max(0, eh.count - len(eh.first)), fix=fix_summary(entry) if entry else "",
             kb_show=f"envcheck kb show {eh.entry_id}", page=page_url(entry) if entry else "",
-            confidence=conf, severity=SEVERITY_NAMES.get(eh.severity, "plain"), codes=tuple(sorted(eh.codes))))
+            confidence=conf, severity=SEVERITY_NAMES.get(eh.severity, "plain"), codes=tuple(sorted(eh.codes)),
+            weak=conf in ("matched", "code") and not eh.specific))
     if verdicts:
         matches = place_versions(matches, verdicts, kb)
 

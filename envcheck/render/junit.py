@@ -92,6 +92,6 @@ def render_diagnose(result: DiagnoseResult, **_: Any) -> str:
             body.insert(0, f"why: {m.reason}")
         if m.fix:
             body.append(f"fix: {m.fix}")
-        body.append(f"kb: {m.id} (confidence: {m.confidence})")
+        body.append(f"kb: {m.id} (confidence: {m.confidence}{', weak' if m.weak else ''})")
         ET.SubElement(case, "failure", message=m.title or m.id, type=m.id).text = "\n".join(body)
     return _xml(root)

@@ -87,7 +87,8 @@ def render_diagnose(result: DiagnoseResult, **_: Any) -> str:
     if result.matches:
         out += ["| # | kb entry | Category | Confidence | Hits |", "| --- | --- | --- | --- | --- |"]
         out += [f"| {i} | `{m.id}`: {cell(m.title)} | {m.category} | "
-                f"{'benign warning' if m.severity == 'benign' else m.confidence} | {m.hits} |"
+                f"{'benign warning' if m.severity == 'benign' else m.confidence + (', weak' if m.weak else '')} | "
+                f"{m.hits} |"
                 for i, m in enumerate(result.matches, 1)]
         out.append("")
     for i, m in enumerate(result.matches, 1):

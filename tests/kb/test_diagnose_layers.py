@@ -17,6 +17,7 @@ DOUBLE = ("[W304 09:58:01.220133446 compiler_depend.ts:164] Warning: Warning: De
           "now, dtype cast repalce with float. (function operator())")
 EI0006 = ("EI0006: [PID: 3100] 2025-03-04-10:00:12.000.001 Getting socket times out. Reason: 1. The remote does not "
           "initiate a connect request. some NPUs did not start a task or it is abnormal.")
+OOM_LINE = "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.96 GiB total capacity)"
 FALLBACK = ("[W compiler_depend.ts:51] Warning: CAUTION: The operator 'aten::isin.Tensor_Tensor_out' is not currently "
             "supported on the NPU backend and will fall back to run on the CPU. This may have performance "
             "implications. (function npu_cpu_fallback)")
@@ -209,6 +210,28 @@ def test_a_pattern_on_a_pasted_warning_outranks_the_guesses_drawn_from_that_warn
         if not r.matches or r.matches[0].confidence == "likely":
             wrong.append((eid, [(m.id, m.confidence) for m in r.matches[:2]]))
     assert not wrong, wrong
+
+
+def test_a_match_on_a_line_or_code_several_causes_print_is_marked_weak(tmp_path, cli):
+    """A wrapper line alone, or a generic code alone, still names an entry, but the report says the evidence is weak
+    (JSON `weak`, text `(matched, weak)` with a note); a specific line is not weak, and neither is its entry when the
+    same paste also holds the wrapper line."""
+    from envcheck.kb.entries import load_kb
+
+    wrapper = next(p.examples[0] for e in load_kb().entries if e.id == "torch-compile-inductor-on-npu"
+                   for p in e.patterns if p.wrapper)
+    (m, *_) = run(tmp_path, wrapper + "\n").matches
+    assert (m.id, m.confidence, m.weak) == ("torch-compile-inductor-on-npu", "matched", True)
+    assert m.to_dict()["weak"] is True and Match.from_dict(m.to_dict()) == m
+    (m, *_) = run(tmp_path, "EZ9999: Inner Error!\n").matches
+    assert m.confidence == "code" and m.weak
+    r = run(tmp_path, f"{wrapper}\n{OOM_LINE}\n")
+    assert (r.matches[0].id, r.matches[0].weak) == ("npu-out-of-memory", False)
+    p = tmp_path / "w.log"
+    p.write_text(wrapper + "\n", encoding="utf-8")
+    out = cli("diagnose", str(p), "--color", "never").out
+    assert "(matched, weak)" in out and "weak: several causes print this line" in out
+    assert "| matched, weak |" in cli("diagnose", str(p), "--format", "markdown").out
 
 
 def test_code_and_likely_confidence(tmp_path):
