@@ -125,7 +125,8 @@ class Match:
     """why the entry was named when no line shows it: the compatibility finding on the stated versions"""
     weak: bool = False
     """a `matched` or `code` entry whose only evidence is a line or code printed for several causes (a `wrapper: true`
-    pattern, a pattern too short to single out a cause, a generic error code): a lead to check, not a diagnosis"""
+    pattern, a pattern too short to single out a cause, a generic error code): a lead to check, not a diagnosis; never
+    set on a known-harmless (benign) match, which is shown as such"""
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "category": self.category, "confidence": self.confidence,
@@ -946,7 +947,7 @@ def build(result: ScanResult, kb: Any, engine: str, inputs: list[str], kb_root: 
             more_hits=max(0, eh.count - len(eh.first)), fix=fix_summary(entry) if entry else "",
             kb_show=f"envcheck kb show {eh.entry_id}", page=page_url(entry) if entry else "",
             confidence=conf, severity=SEVERITY_NAMES.get(eh.severity, "plain"), codes=tuple(sorted(eh.codes)),
-            weak=conf in ("matched", "code") and not eh.specific))
+            weak=conf in ("matched", "code") and not eh.specific and eh.severity != SEV_BENIGN))
     if verdicts:
         matches = place_versions(matches, verdicts, kb)
 

@@ -400,7 +400,7 @@ def render_diagnose(result: DiagnoseResult, verbose: bool = False, color: bool =
             out.append("    failed later: " + ", ".join(_who(w) for w in failed))
     for i, m in enumerate(d["matches"], 1):
         conf = "benign warning" if m.get("severity") == "benign" else m.get("confidence", "matched")
-        if m.get("weak") and m.get("severity") != "benign":
+        if m.get("weak"):
             conf += ", weak"
         out.append("")
         out.append(f"{i:2d}. {bold(m['id'])}  [{m['category']}]  {m['hits']} hit{'s' if m['hits'] != 1 else ''}"
@@ -409,7 +409,7 @@ def render_diagnose(result: DiagnoseResult, verbose: bool = False, color: bool =
             out.append(f"    {m['title']}")
         if m.get("reason"):
             out.append(f"    why: {m['reason']}")
-        if m.get("weak") and m.get("severity") != "benign":
+        if m.get("weak"):
             out.append(f"    weak: several causes print this {'code' if m.get('confidence') == 'code' else 'line'};"
                        " a specific error near it, if any, names the cause")
         for h in m["lines"]:

@@ -200,12 +200,11 @@ def test_a_pattern_on_a_pasted_warning_outranks_the_guesses_drawn_from_that_warn
     from envcheck.kb.entries import load_kb
     from envcheck.kb.match import SEV_WARNING
 
-    examples = [(e.id, p.examples[0]) for e in load_kb().entries for p in e.patterns
-                if p.examples and line_severity(p.examples[0]) == SEV_WARNING]
-    assert len(examples) >= 20 and any(p.wrapper for e in load_kb().entries for p in e.patterns
-                                       if p.examples and line_severity(p.examples[0]) == SEV_WARNING)
+    on_warnings = [(e.id, p) for e in load_kb().entries for p in e.patterns
+                   if p.examples and line_severity(p.examples[0]) == SEV_WARNING]
+    assert len(on_warnings) >= 20 and any(p.wrapper for _, p in on_warnings)
     wrong = []
-    for eid, line in examples:
+    for eid, line in ((eid, p.examples[0]) for eid, p in on_warnings):
         r = run(tmp_path, line + "\n")
         if not r.matches or r.matches[0].confidence == "likely":
             wrong.append((eid, [(m.id, m.confidence) for m in r.matches[:2]]))
