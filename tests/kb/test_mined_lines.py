@@ -75,11 +75,12 @@ SESSION10_FAMILIES = frozenset("dev10 cann10 ms10 eco10".split())
 SESSION13_FAMILIES = frozenset(
     "rt13 dev13 ver13 oom13 dist13 env13 perf13 servehist13 mshist13 torchhist13 trainhist13 vllmhist13 csdn13 forum13 "
     "docsb13 docsc13".split())
-# Session 14's twenty-four families (106 lines, five rounds of miners: issue threads by failure area, the leads earlier
-# miners left, then the git history of merged fixes in the mirrored projects - torchair, op-plugin, hcomm, triton-ascend,
-# MindSpeed, MindCluster, GE/opbase, KV-cache projects; many lines are messages as the code prints them, their `cause`
-# says so; every piece went through the gate once and five were held back): before their knowledge 66/106 category and
-# 42/74 top 3; 85/106 and 70/74 when they landed. Session 13's families reached 63/75 and 51/53 with them.
+# Session 14's twenty-four families (106 lines, five rounds of miners: issue threads by failure area, the leads
+# earlier miners left, then the git history of merged fixes in the mirrored projects - torchair, op-plugin, hcomm,
+# triton-ascend, MindSpeed, MindCluster, GE/opbase, KV-cache projects; many lines are messages as the code prints
+# them, their `cause` says so; every piece went through the gate once and five were held back): before their
+# knowledge 66/106 category and 42/74 top 3; 85/106 and 70/74 when they landed. Session 13's families reached 63/75
+# and 51/53 with them.
 SESSION14_FAMILIES = frozenset(
     "oom14 env14 hccl14 perf14 ms14 graph14 serve14 data14 rl14 paddle14 mig14 num14 dev14 leada14 leadb14 leadd14 "
     "opplugin14 hcomm14 mmrl14 torchair14 tritonhist14 kvhist14 clusterhist14 gehist14".split())
