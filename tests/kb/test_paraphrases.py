@@ -48,8 +48,8 @@ POPULATIONS = DATA / "diagnose" / "paraphrase-populations.yaml"
 # held-out, so left as it is)
 # (session 13: the seven entries written by its miners and landed through the gate, reports by the lead: tune 8, 8 / 8;
 # held-out 6, 6 / 6)
-# (session 14: the eight entries landed through its gate - one written by a session-13 miner and held back then, seven
-# by its own miners - reports by the lead: tune 10, 10 / 10; held-out 6, 6 / 6)
+# (session 14: the eight entries landed through its gate - one written by a session-13 miner and held back then, six
+# by its own miners, one by the lead - reports by the lead: tune 10, 10 / 10; held-out 6, 6 / 6)
 FLOORS = {("entries to session 8", "tune"): (0.96, 0.97), ("entries to session 8", "held-out"): (0.95, 0.97),
           ("entries of session 9", "tune"): (1.0, 1.0), ("entries of session 9", "held-out"): (1.0, 1.0),
           ("entries of session 10", "tune"): (1.0, 1.0), ("entries of session 10", "held-out"): (1.0, 1.0),
