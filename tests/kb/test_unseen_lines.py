@@ -20,6 +20,8 @@ FLOORS = {
     "d252493..c6c873e": (166, 0.48, 0.58),  # session 8's: 80/166, 56/95 (78/166, 52/95 with session 8's start code)
     "3983f98..06595c8": (124, 0.61, 0.68),  # session 9's: 76/124, 57/83 (76/124, 55/83 with session 9's start code)
     "7bb5464..caf7d63": (40, 0.47, 0.60),  # session 10's: 19/40, 14/23
+    "de637f6..8cf2d3a": (75, 0.65, 0.72),  # session 13's: 49/75, 31/43 (measured in session 14, same code)
+    "65be408..0ceaa59": (106, 0.61, 0.66),  # session 14's: 65/106, 42/63
 }
 
 
