@@ -98,6 +98,13 @@ CODE_HINT = 1.0  # a category that specific codes or described symptoms point to
 _READ_PIECE = 1 << 16  # bytes per read from a file or a gzip stream (a failing read loses at most this)
 
 
+def confidence_label(severity: str, confidence: str, weak: bool) -> str:
+    """How a match's confidence reads in a report: a known-harmless warning says so, a weak match says so."""
+    if severity == "benign":
+        return "benign warning"
+    return f"{confidence}, weak" if weak else confidence
+
+
 @dataclass(frozen=True)
 class Match:
     """One kb entry the input points to: where, how often, how sure, and what to do."""

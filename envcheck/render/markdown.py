@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from envcheck.kb.diagnose import DiagnoseResult
+from envcheck.kb.diagnose import DiagnoseResult, confidence_label
 from envcheck.model import Report, Status
 
 MARK = {Status.OK: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.ERROR: "❓", Status.SKIP: "➖"}
@@ -87,8 +87,7 @@ def render_diagnose(result: DiagnoseResult, **_: Any) -> str:
     if result.matches:
         out += ["| # | kb entry | Category | Confidence | Hits |", "| --- | --- | --- | --- | --- |"]
         out += [f"| {i} | `{m.id}`: {cell(m.title)} | {m.category} | "
-                f"{'benign warning' if m.severity == 'benign' else m.confidence + (', weak' if m.weak else '')} | "
-                f"{m.hits} |"
+                f"{confidence_label(m.severity, m.confidence, m.weak)} | {m.hits} |"
                 for i, m in enumerate(result.matches, 1)]
         out.append("")
     for i, m in enumerate(result.matches, 1):

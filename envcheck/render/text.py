@@ -19,7 +19,7 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
-from envcheck.kb.diagnose import CONFIDENCES, DiagnoseResult
+from envcheck.kb.diagnose import CONFIDENCES, DiagnoseResult, confidence_label
 from envcheck.model import SECTIONS, Finding, Report, Status
 from envcheck.termsafe import escape_controls
 
@@ -399,9 +399,7 @@ def render_diagnose(result: DiagnoseResult, verbose: bool = False, color: bool =
         if failed:
             out.append("    failed later: " + ", ".join(_who(w) for w in failed))
     for i, m in enumerate(d["matches"], 1):
-        conf = "benign warning" if m.get("severity") == "benign" else m.get("confidence", "matched")
-        if m.get("weak"):
-            conf += ", weak"
+        conf = confidence_label(m.get("severity", ""), m.get("confidence", "matched"), bool(m.get("weak")))
         out.append("")
         out.append(f"{i:2d}. {bold(m['id'])}  [{m['category']}]  {m['hits']} hit{'s' if m['hits'] != 1 else ''}"
                    f"  ({conf})")
