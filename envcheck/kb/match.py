@@ -167,6 +167,10 @@ BENIGN = (
     # vLLM built for the empty target has no vllm._C; vllm-ascend's v0.7.1rc1 release notes list it as harmless
     (re.compile(r"Failed to import from vllm\._C with ModuleNotFoundError"),
      "vLLM built without its CUDA extension, as on Ascend (harmless)"),
+    # vllm-ascend's NPUPlatform switches off an option it cannot honour and starts without it: --calculate-kv-scales,
+    # use_inductor_graph_partition (vllm-project/vllm-ascend#10602), disable_cascade_attn (#10086), in platform.py
+    (re.compile(r"not supported on Ascend[^.]*\. parameter=[A-Za-z_.]+, .*action: resetting to"),
+     "vllm-ascend resets an option it does not support and starts without it (harmless)"),
     # DeepSpeed's op-compatibility check for async_io (op_builder/async_io.py, op_builder/npu/async_io.py) warns on
     # hosts without libaio's headers (at import in 0.14.x, in ds_report always); the op serves only DeepNVMe / NVMe
     # offload (docs/_tutorials/deepnvme.md), whose own failure is "Unable to JIT load the async_io op" (builder.py)
