@@ -23,6 +23,7 @@ FLOORS = {
     "de637f6..8cf2d3a": (75, 0.65, 0.72),  # session 13's: 49/75, 31/43 (measured in session 14, same code)
     "65be408..0ceaa59": (106, 0.61, 0.66),  # session 14's: 65/106, 42/63
     "d559784..6ba7fac": (43, 0.67, 0.80),  # session 15's: 29/43, 21/26
+    "3c2f530..b5e4ead": (54, 0.61, 0.68),  # session 16's: 33/54, 31/45
 }
 
 
