@@ -625,7 +625,10 @@ def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
     wrap (an 80/100/120-column terminal, or a width at least two candidates share exactly), joined as
     is because the break falls anywhere, even mid-word; and a sentence broken at a space (a candidate
     of 40+ characters ending in a letter, the next line starting with a lower-case word and no
-    indentation, not a log record with a level or timestamp), joined with a space.
+    indentation, not a log record with a level or timestamp), joined with a space. A line of exactly
+    a terminal's width that ends in a letter before a line that starts with one is joined with a space
+    when a neighbouring line is such a sentence broken at a space (a word-wrapped paste that happened to
+    fill the line: "... less than desired" / "GPU memory utilization ..."), else as is (a cut mid-word).
     """
     texts = [ln.rstrip(b"\r") for ln in lines]
     lengths = [len(t.decode("utf-8", "replace")) for t in texts]
@@ -635,6 +638,11 @@ def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
         if c:
             counts[lengths[i]] = counts.get(lengths[i], 0) + 1
     widths = {80, 100, 120} | {w for w, n in counts.items() if n >= 2}
+    def sentence_wrap(j: int) -> bool:  # line j is prose broken at a space, shorter than a terminal's width
+        return (0 <= j < len(texts) - 1 and 40 <= lengths[j] <= 240 and lengths[j] not in TERMINAL_WIDTHS
+                and bool(_ENDS_MID.search(texts[j])) and bool(_CONTINUES.match(texts[j + 1]))
+                and not _RECORD.match(texts[j]))
+
     out: list[bytes] = []
     starts: list[int] = []
     i = 0
@@ -644,7 +652,12 @@ def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
             nxt = texts[i + 1]
             if (cand[i] and lengths[i] in widths) or (lengths[i] in TERMINAL_WIDTHS and _CUT_ON.match(nxt)
                                                       and not _NEW_RECORD.match(nxt)):
-                cur += nxt
+                # a letter on both sides of the break: a terminal's cut inside a word, or a word wrap (an issue
+                # tracker's, an editor's) that dropped the space and happened to fill the line; the lines next to
+                # it tell which: a neighbour broken at a space, shorter than the width, makes it a word wrap
+                word_wrap = (texts[i][-1:].isalpha() and nxt[:1].isalpha()
+                             and (sentence_wrap(i - 1) or sentence_wrap(i + 1)))
+                cur += (b" " if word_wrap else b"") + nxt
             elif (40 <= lengths[i] <= 240 and _ENDS_MID.search(texts[i]) and _CONTINUES.match(nxt)
                   and not _RECORD.match(texts[start])):
                 cur += b" " + nxt

@@ -155,6 +155,29 @@ def test_unwrap_at_a_terminal_width_joins_any_cut_but_never_a_new_record():
     assert unwrap([short, b"Set seed for `npu` device"])[0] == [short, b"Set seed for `npu` device"]
 
 
+def test_a_word_wrapped_paste_that_fills_a_terminal_width_keeps_its_space(tmp_path):
+    # vllm-project/vllm-ascend#14631 as pasted (mined in serving.yaml): word-wrapped by the tracker, its first line
+    # happens to be exactly 80 columns, and the next starts with a capital; the line after is broken at a space
+    paste = ("ValueError: Free memory on device (8.0/64.0 GiB) on startup is less than desired\n"
+             "GPU memory utilization (0.9, 57.6 GiB). Decrease GPU memory utilization or\n"
+             "reduce GPU memory used by other processes.\n")
+    assert len(paste.splitlines()[0]) == 80
+    (joined,), _ = unwrap([ln.encode() for ln in paste.splitlines()])
+    assert b"less than desired GPU memory utilization" in joined and b"utilization or reduce GPU" in joined
+    r = run(tmp_path, paste)
+    assert r.matches[0].id == "npu-out-of-memory" and r.matches[0].confidence == "matched"
+    # the same 80-column line cut inside a word by a terminal, no neighbour broken at a space: joined as is
+    head = b"RuntimeError: copy_d2d: AclrtSynchronizeStreamWithTimeout(copy_stream) failed in aclrtSynchronize"
+    head = head[:80]
+    assert len(head) == 80 and head[-1:].isalpha()
+    assert unwrap([head, b"StreamWithTimeout, error code is 507001"])[0] == [
+        head + b"StreamWithTimeout, error code is 507001"]
+    # a neighbour that is prose broken at a space, but a break with no letter on one side: joined as is
+    dot = head[:79] + b"."
+    assert unwrap([dot, b"Retry with HCCL_CONNECT_TIMEOUT raised to 600 seconds and check the", b"network"])[0][0] \
+        == dot + b"Retry with HCCL_CONNECT_TIMEOUT raised to 600 seconds and check the network"
+
+
 def test_benign_warning_never_first_and_how_to_never_above_a_diagnosis(tmp_path):
     text = "\n".join([
         DOUBLE,
