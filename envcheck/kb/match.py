@@ -680,7 +680,8 @@ _NEW_RECORD = re.compile(rb"\W{0,3}(\[?(ERROR|WARNING|WARN|INFO|DEBUG|EVENT|TRAC
                          rb"Traceback |During handling|[A-Za-z_.]*(Error|Exception|Warning)\b|E[A-Z][0-9]{4}\b|"
                          rb"E[0-9]{5}\b|\[rank ?[0-9]+\]|File \"|[0-9]+ ?[|:]|[A-Z][a-z]+:)")
 _WRAPPED_ON = re.compile(rb"[a-z.,;:)'\"]")  # a continuation, not a new record (those start upper-case, [ or digits)
-_ENDS_MID = re.compile(rb"[A-Za-z,]$")
+# a word, a comma, or a colon before its detail ("libx.so:" / "undefined symbol: ...")
+_ENDS_MID = re.compile(rb"[A-Za-z,:]$")
 # a machine log record (level, timestamp, glog prefix): its lines are never prose broken at a space
 _RECORD = re.compile(rb"\W{0,3}(\[?(ERROR|WARNING|WARN|INFO|DEBUG|EVENT|TRACE)\b|(20[0-9]{2}|[01][0-9])-[0-9]{2}[- ]|"
                      rb"[IWEF][0-9]{4} )")

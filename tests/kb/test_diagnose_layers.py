@@ -137,6 +137,10 @@ def test_unwrap_rules():
     rec = [b"[INFO] RUNTIME(1,python3):2024-07-04-14:14:25.036.721 [stars_engine.cc:1321] task ok",
            b"error code is 507033"]
     assert unwrap(rec)[0] == rec
+    # a loader's "path: undefined symbol" message broken after the path's colon (a tracker's wrap of a long path)
+    so = [b"ImportError: /usr/local/Ascend/ascend-toolkit/latest/x86_64-linux/lib64/libtbe_adapter.so:",
+          b"undefined symbol: _ZN2ge12GetErrorMsgEv"]
+    assert unwrap(so)[0] == [so[0] + b" " + so[1]]
 
 
 def test_unwrap_at_a_terminal_width_joins_any_cut_but_never_a_new_record():
