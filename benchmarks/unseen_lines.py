@@ -9,7 +9,7 @@ archive`): text that kb had never seen. A change to the matching code (envcheck/
 one that only helps the lines it was written from does not. (The error-code dictionary and the message catalogue
 are today's: they are code-side data; entries they name that the old kb lacks are left out by diagnose.)
 
-Default: DEFAULT_COMMITS below, the lines of sessions 5 to 10 and 13 to 17, each against the kb of its session's
+Default: DEFAULT_COMMITS below, the lines of sessions 5 to 10, 13 to 17 and 19, each against the kb of its session's
 start; each population is closed at the commit that added its last family. A later session measures its own lines
 with `--kb-at START..HEAD` (53199fe is where session 9 ended). Needs the repository's git history.
 Prints, per commit: lines whose top entry has the right category, and lines whose labelled entry (when that
@@ -36,7 +36,8 @@ from envcheck.plan.stated import diagnose_report  # noqa: E402
 MINED = "tests/data/diagnose/mined"
 DEFAULT_COMMITS = ("8d74450..1498957", "1498957..3b189e9", "3b189e9..eb75049", "d252493..c6c873e", "3983f98..06595c8",
                    "7bb5464..caf7d63", "de637f6..8cf2d3a", "65be408..0ceaa59", "d559784..6ba7fac", "3c2f530..b5e4ead",
-                   "890b33b..0c75f1b")
+                   "890b33b..0c75f1b",
+                   "55def4b..0e56781")
 
 
 def git(*args: str) -> bytes:

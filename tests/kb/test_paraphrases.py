@@ -57,6 +57,11 @@ POPULATIONS = DATA / "diagnose" / "paraphrase-populations.yaml"
 # (session 17: the six entries landed through its gate, five written by miners of this session and one
 # (deepspeed-op-not-implemented-on-npu) passed on its one retry, reports by the lead: tune 2, 2 / 2 (one entry);
 # held-out 10, 10 / 10 (five entries); torch-npu-getenv-patch-stale-environ was held back with its reports)
+# (session 19: the one entry landed through its gate, triton-kernel-jit-on-first-request, written by a miner, reports
+# by the lead: held-out, 2, 1 / 2 (the English report, the warmup warning quoted in prose, ranks it fourth, below
+# three other performance entries; held-out, so left as it is); the tune half has none, so that floor has nothing
+# to guard; dcp-async-save-needs-cpu-backend was held back with its reports: it took a held-out report of an older
+# entry out of its top 3)
 FLOORS = {("entries to session 8", "tune"): (0.96, 0.97), ("entries to session 8", "held-out"): (0.95, 0.97),
           ("entries of session 9", "tune"): (1.0, 1.0), ("entries of session 9", "held-out"): (1.0, 1.0),
           ("entries of session 10", "tune"): (1.0, 1.0), ("entries of session 10", "held-out"): (1.0, 1.0),
@@ -71,7 +76,9 @@ FLOORS = {("entries to session 8", "tune"): (0.96, 0.97), ("entries to session 8
           ("entries landed in session 16", "tune"): (1.0, 1.0),
           ("entries landed in session 16", "held-out"): (1.0, 1.0),
           ("entries landed in session 17", "tune"): (1.0, 1.0),
-          ("entries landed in session 17", "held-out"): (1.0, 1.0)}
+          ("entries landed in session 17", "held-out"): (1.0, 1.0),
+          ("entries landed in session 19", "tune"): (1.0, 1.0),
+          ("entries landed in session 19", "held-out"): (1.0, 0.5)}
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
