@@ -624,8 +624,8 @@ def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
     record starts upper-case, with `[` or a digit). Two kinds of wrap are recognised: a fixed-width
     wrap (an 80/100/120-column terminal, or a width at least two candidates share exactly), joined as
     is because the break falls anywhere, even mid-word; and a sentence broken at a space (a candidate
-    of 40+ characters ending in a letter, the next line starting with a lower-case word and no
-    indentation, not a log record with a level or timestamp), joined with a space. A line of exactly
+    of 40+ characters ending in a letter, a comma or a colon, the next line starting with a lower-case
+    word and no indentation, not a log record with a level or timestamp), joined with a space. A line of exactly
     a terminal's width that ends in a letter before a line that starts with one is joined with a space
     when a neighbouring line is such a sentence broken at a space (a word-wrapped paste that happened to
     fill the line: "... less than desired" / "GPU memory utilization ..."), else as is (a cut mid-word).
@@ -638,6 +638,7 @@ def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
         if c:
             counts[lengths[i]] = counts.get(lengths[i], 0) + 1
     widths = {80, 100, 120} | {w for w, n in counts.items() if n >= 2}
+
     def sentence_wrap(j: int) -> bool:  # line j is prose broken at a space, shorter than a terminal's width
         return (0 <= j < len(texts) - 1 and 40 <= lengths[j] <= 240 and lengths[j] not in TERMINAL_WIDTHS
                 and bool(_ENDS_MID.search(texts[j])) and bool(_CONTINUES.match(texts[j + 1]))
