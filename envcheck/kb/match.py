@@ -639,10 +639,12 @@ def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
             counts[lengths[i]] = counts.get(lengths[i], 0) + 1
     widths = {80, 100, 120} | {w for w, n in counts.items() if n >= 2}
 
+    def broken_at_space(j: int) -> bool:  # line j ends mid-sentence and line j + 1 goes on with a lower-case word
+        return (0 <= j < len(texts) - 1 and 40 <= lengths[j] <= 240 and bool(_ENDS_MID.search(texts[j]))
+                and bool(_CONTINUES.match(texts[j + 1])))
+
     def sentence_wrap(j: int) -> bool:  # line j is prose broken at a space, shorter than a terminal's width
-        return (0 <= j < len(texts) - 1 and 40 <= lengths[j] <= 240 and lengths[j] not in TERMINAL_WIDTHS
-                and bool(_ENDS_MID.search(texts[j])) and bool(_CONTINUES.match(texts[j + 1]))
-                and not _RECORD.match(texts[j]))
+        return broken_at_space(j) and lengths[j] not in TERMINAL_WIDTHS and not _RECORD.match(texts[j])
 
     out: list[bytes] = []
     starts: list[int] = []
@@ -659,8 +661,7 @@ def unwrap(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
                 word_wrap = (texts[i][-1:].isalpha() and nxt[:1].isalpha()
                              and (sentence_wrap(i - 1) or sentence_wrap(i + 1)))
                 cur += (b" " if word_wrap else b"") + nxt
-            elif (40 <= lengths[i] <= 240 and _ENDS_MID.search(texts[i]) and _CONTINUES.match(nxt)
-                  and not _RECORD.match(texts[start])):
+            elif broken_at_space(i) and not _RECORD.match(texts[start]):
                 cur += b" " + nxt
             else:
                 break
